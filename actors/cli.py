@@ -1,0 +1,124 @@
+"""The `corral` command line.
+
+corral serve [--mock SCRIPT]   the line protocol on stdin/stdout
+corral demo                    watch mock sessions run, then a summary
+corral schema                  print the line-protocol JSON schema
+corral --version
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from importlib import metadata, resources
+from typing import Any
+
+__all__ = ["main", "version"]
+
+
+def version() -> str:
+    try:
+        return metadata.version("corral")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def run_async(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
+    """Run on uvloop where it is available, else on asyncio's loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main())
+    return uvloop.run(main())
+
+
+def _load_mock(path: str | None) -> Any:
+    if path is None:
+        return None
+    from ..pipeline.events import ShapeError
+    from ..sources.mock import load_script
+
+    try:
+        return load_script(path)
+    except OSError as error:
+        raise SystemExit(f"corral: cannot read mock script {path}: {error.strerror}") from None
+    except ShapeError as error:
+        raise SystemExit(f"corral: bad mock script {path}: {error}") from None
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .runtime import Runtime
+    from .server import serve
+    from .stdio import open_stdio
+
+    script = _load_mock(args.mock)
+
+    async def main() -> int:
+        stdin, stdout = await open_stdio()
+        return await serve(
+            stdin=stdin,
+            stdout=stdout,
+            version=version(),
+            make_runtime=lambda: Runtime(mock=script),
+        )
+
+    return run_async(main)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_async(lambda: run_demo(speed=args.speed, color=not args.no_color))
+
+
+def _schema(args: argparse.Namespace) -> int:
+    text = resources.files("corral.pipeline").joinpath("schema/line-protocol.schema.json")
+    sys.stdout.write(text.read_text(encoding="utf-8"))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="corral",
+        description="Supervise coding agents: every agent's wire, one event model, nothing lost.",
+    )
+    parser.add_argument("--version", action="version", version=f"corral {version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser(
+        "serve",
+        help="speak the line protocol on stdin/stdout (for apps embedding corral)",
+        description="Read commands (one JSON object per line) on stdin; write replies, "
+        "events and session lines on stdout. EOF on stdin closes every session and exits 0.",
+    )
+    serve.add_argument(
+        "--mock",
+        metavar="SCRIPT",
+        help="offer one agent, `mock`, that plays this JSON script in every session",
+    )
+    serve.set_defaults(run=_serve)
+
+    demo = commands.add_parser(
+        "demo", help="watch a few mock sessions run through the whole pipeline, then a summary"
+    )
+    demo.add_argument(
+        "--speed", type=float, default=1.0, help="playback speed factor (default 1; 0 = no pauses)"
+    )
+    demo.add_argument("--no-color", action="store_true", help="plain text output")
+    demo.set_defaults(run=_demo)
+
+    schema = commands.add_parser("schema", help="print the line-protocol JSON schema")
+    schema.set_defaults(run=_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.run(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The engine's bookkeeping records: turns, queued prompts, open requests.
+
+Plain mutable records owned by one `Engine`; nothing here has behaviour
+beyond small derived properties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from ...pipeline.errors import CorralError
+from ...pipeline.events import ContextUsage, Request, TurnOrigin
+from ...pipeline.policy import Decide
+
+__all__ = ["EngineSettings", "OpenRequest", "Pending", "QueuedPrompt", "Turn"]
+
+
+@attrs.frozen(kw_only=True)
+class EngineSettings:
+    """Timing rules; every window in seconds."""
+
+    quiet_prompt_turn: float = 120.0  # inferred end of a prompted turn (unreliable wires)
+    quiet_agent_turn: float = 20.0  # inferred end of an agent-origin turn
+    stall_after: float = 90.0  # one Warning Diagnostic after this much silence
+    cancel_grace: float = 10.0  # the wire has this long to confirm a cancel
+
+
+@attrs.define(kw_only=True)
+class QueuedPrompt:
+    prompt_id: str
+    text: str
+    attachments: tuple[str, ...] = ()
+
+
+@attrs.define(kw_only=True)
+class Turn:
+    id: str
+    origin: TurnOrigin
+    acked: bool
+    quiet_window: float | None  # None: the wire ends this turn
+    last_activity: float
+    open_messages: dict[str, None] = attrs.field(factory=dict)  # insertion-ordered set
+    running_tools: dict[str, None] = attrs.field(factory=dict)
+    usage: ContextUsage | None = None
+    usage_extensions: dict[str, object] = attrs.field(factory=dict)
+    stall_warned: bool = False
+    cancel_deadline: float | None = None
+
+
+@attrs.define(kw_only=True)
+class OpenRequest:
+    request: Request
+    turn_id: str | None
+    opened_at: float
+    parent_tool_id: str | None = None
+    deadline: float | None = None
+    on_timeout: Decide | None = None
+
+
+class Pending:
+    """A reply the engine will give later (steer verdict, configure, rollback).
+
+    The actor waits on it; the engine settles it exactly once.
+    """
+
+    __slots__ = ("_callbacks", "error", "settled", "value")
+
+    def __init__(self) -> None:
+        self.settled = False
+        self.value: object = None
+        self.error: CorralError | None = None
+        self._callbacks: list[Callable[[Pending], None]] = []
+
+    def on_settle(self, callback: Callable[[Pending], None]) -> None:
+        if self.settled:
+            callback(self)
+        else:
+            self._callbacks.append(callback)
+
+    def _settle(self) -> None:
+        self.settled = True
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback(self)
+
+    def resolve(self, value: object) -> None:
+        if not self.settled:
+            self.value = value
+            self._settle()
+
+    def fail(self, error: CorralError) -> None:
+        if not self.settled:
+            self.error = error
+            self._settle()

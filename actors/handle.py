@@ -1,0 +1,111 @@
+"""`Session`: the handle callers hold, never the actor itself.
+
+Every method forwards to the session's actor; once the session has ended
+they raise `SessionClosed`. `events()` yields the session's events in
+sequence order and ends after the last one; `failure` then tells whether
+the session ended in error (the agent died, the wire failed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from ..pipeline.commands import RollbackScope
+from ..pipeline.errors import CorralError, ErrorKind
+from ..pipeline.events import Answer, ConfigValue, Delivery, Event, SessionInfo, SessionStatus
+from ..pipeline.stages import Sink
+from ..sinks.stream import StreamSink
+from .session import SessionActor
+
+__all__ = ["Session"]
+
+
+class Session:
+    def __init__(self, *, session_id: str, app_sink: Sink | None) -> None:
+        self.id = session_id
+        self._stream = StreamSink(session_id=session_id) if app_sink is None else None
+        self.app_sink: Sink = app_sink if app_sink is not None else self._stream  # type: ignore[assignment]
+        self._actor: SessionActor | None = None
+        self._ended = asyncio.Event()
+        self._abandoned: CorralError | None = None
+
+    def attach(self, actor: SessionActor) -> None:
+        self._actor = actor
+
+    def mark_ended(self) -> None:
+        self._ended.set()
+
+    async def abandon(self, error: CorralError) -> None:
+        """The session crashed inside corral: tell the app sink, if it can hear it."""
+        self._abandoned = error
+        abandon = getattr(self.app_sink, "abandon", None)
+        if abandon is not None:
+            await abandon(self.id, error)
+        if self._stream is not None:
+            self._stream.failure = error
+            self._stream.events.close()
+
+    @property
+    def actor(self) -> SessionActor:
+        if self._actor is None or self._ended.is_set():
+            raise CorralError(ErrorKind.SESSION_CLOSED, f"session {self.id} has ended")
+        return self._actor
+
+    # ---- state -------------------------------------------------------------------
+
+    def info(self) -> SessionInfo:
+        if self._actor is None:
+            raise CorralError(ErrorKind.SESSION_CLOSED, f"session {self.id} has ended")
+        return self._actor.info()
+
+    @property
+    def status(self) -> SessionStatus:
+        return self.info().status
+
+    @property
+    def failure(self) -> CorralError | None:
+        if self._abandoned is not None:
+            return self._abandoned
+        return None if self._actor is None else self._actor.engine.failure
+
+    @property
+    def ended(self) -> bool:
+        return self._ended.is_set()
+
+    # ---- commands ----------------------------------------------------------------
+
+    async def prompt(self, text: str, attachments: tuple[str, ...] = ()) -> Delivery:
+        return await self.actor.prompt(text, attachments)
+
+    async def dequeue(self, prompt_id: str) -> None:
+        await self.actor.dequeue(prompt_id)
+
+    async def answer(self, request_id: str, answer: Answer) -> None:
+        await self.actor.answer(request_id, answer)
+
+    async def cancel(self, clear_queue: bool = False) -> None:
+        await self.actor.cancel(clear_queue)
+
+    async def configure(self, option: str, value: ConfigValue) -> SessionInfo:
+        return await self.actor.configure(option, value)
+
+    async def rollback(self, turns: int, scope: RollbackScope) -> None:
+        await self.actor.rollback(turns, scope)
+
+    async def compact(self) -> None:
+        await self.actor.compact()
+
+    async def close(self) -> None:
+        if self._actor is not None and not self._ended.is_set():
+            await self._actor.close()
+
+    async def wait_closed(self) -> None:
+        await self._ended.wait()
+
+    # ---- the stream -------------------------------------------------------------
+
+    def events(self) -> AsyncIterator[Event]:
+        if self._stream is None:
+            raise RuntimeError("this session's events go to another sink (the line protocol)")
+        return aiter(self._stream)

@@ -1,0 +1,284 @@
+"""The Runtime: opens sessions, finds agents, isolates failures.
+
+One Runtime supervises many sessions. Each session runs in its own task
+inside the Runtime's task group, with its own task group inside that: a
+session that fails (its agent died, its wire broke, or corral hit a bug in
+it) ends alone, with a session error and its `closed`, and never cancels
+another session. The same Runtime backs `corral serve` (the app's sink is a
+`LineSink`) and the Python API (a `StreamSink` behind `Session.events()`).
+
+    async with Runtime() as rt:
+        session = await rt.open("claude", dir=".")
+        await session.prompt("hello")
+        async for event in session.events(): ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from types import TracebackType
+
+import attrs
+
+from ..pipeline.commands import AgentRef, PermissionMode, SessionOptions
+from ..pipeline.driver import Driver, LaunchSpec
+from ..pipeline.errors import CorralError, ErrorKind
+from ..pipeline.events import AgentDetails, DiscoveryReport, PlanUsage
+from ..pipeline.policy import ModePolicy, Policy
+from ..pipeline.stages import Sink
+from ..sources.catalog import Catalog
+from ..sources.mock import MockScript
+from ._agents import AgentFinder
+from .engine import Engine, EngineSettings
+from .handle import Session
+from .session import ActorSettings, SessionActor
+
+__all__ = ["Runtime", "RuntimeSettings", "SinkFactory"]
+
+SinkFactory = Callable[[str, str, str], Sink]  # (session id, agent id, dir) -> sink
+
+
+@attrs.frozen(kw_only=True)
+class RuntimeSettings:
+    actor: ActorSettings = attrs.field(factory=ActorSettings)
+    engine: EngineSettings = attrs.field(factory=EngineSettings)
+    handshake_timeout: float = 90.0
+    default_mode: PermissionMode = PermissionMode.ASK
+
+
+class _SessionOver(Exception):
+    """Raised inside a session's task group to end its leftover helpers."""
+
+
+PolicyLoader = Callable[[str], Policy]
+
+
+class Runtime:
+    def __init__(
+        self,
+        *,
+        catalog: Catalog | None = None,
+        mock: MockScript | None = None,
+        environ: Mapping[str, str] | None = None,
+        settings: RuntimeSettings | None = None,
+        sinks: Sequence[SinkFactory] = (),
+        policy: Policy | None = None,
+        policy_loader: PolicyLoader | None = None,
+    ) -> None:
+        self.settings = settings if settings is not None else RuntimeSettings()
+        self.agents = AgentFinder(
+            catalog=catalog,
+            mock=mock,
+            environ=dict(os.environ if environ is None else environ),
+        )
+        self._sink_factories = tuple(sinks)
+        self._policy = policy
+        self._policy_loader = policy_loader
+        self._sessions: dict[str, Session] = {}
+        self._ended: set[str] = set()
+        self._count = 0
+        self._stack = AsyncExitStack()
+        self._tasks: asyncio.TaskGroup | None = None
+
+    async def __aenter__(self) -> Runtime:
+        self._tasks = await self._stack.enter_async_context(asyncio.TaskGroup())
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        try:
+            await self.close_all()
+        finally:
+            await self._stack.__aexit__(kind, error, trace)
+
+    # ---- agents ----------------------------------------------------------------
+
+    async def discover(self) -> DiscoveryReport:
+        return await self.agents.discover()
+
+    async def probe(self, agent: AgentRef) -> AgentDetails:
+        return await self.agents.probe(agent)
+
+    async def plan_usage(self, agent: AgentRef) -> PlanUsage:
+        await self.agents.resolve(agent)  # NotInstalled / unknown agent first
+        raise CorralError(
+            ErrorKind.UNSUPPORTED_FEATURE,
+            "plan usage is not available for this agent",
+            feature="PlanUsage",
+        )
+
+    # ---- sessions --------------------------------------------------------------
+
+    def session(self, session_id: str) -> Session:
+        found = self._sessions.get(session_id)
+        if found is not None:
+            return found
+        if session_id in self._ended:
+            raise CorralError(ErrorKind.SESSION_CLOSED, f"session {session_id} has ended")
+        raise CorralError(ErrorKind.UNKNOWN_SESSION, f"no session {session_id!r}")
+
+    def sessions(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    async def open(
+        self,
+        agent: AgentRef | SessionOptions,
+        dir: str = ".",
+        *,
+        app_sink: Sink | None = None,
+        extra_sinks: Sequence[Sink] = (),
+        **options: object,
+    ) -> Session:
+        """Start a session; `agent` is an id, an ad-hoc ref, or full SessionOptions."""
+        if isinstance(agent, SessionOptions):
+            spec = agent
+        else:
+            spec = SessionOptions(agent=agent, dir=dir, **options)  # type: ignore[arg-type]
+        if self._tasks is None:
+            raise RuntimeError("use `async with Runtime() as rt`")
+        session_dir = await asyncio.to_thread(_checked_dir, spec.dir)
+        entry, installation = await self.agents.resolve(spec.agent)
+        self._count += 1
+        session_id = f"s{self._count}"
+        launch = LaunchSpec(
+            session_id=session_id,
+            executable=installation.executable_path,
+            dir=session_dir,
+            resume=spec.resume,
+            fork=spec.fork,
+            fork_at=spec.fork_at,
+            permission_mode=spec.permission_mode or self.settings.default_mode,
+            mcp_servers=spec.mcp_servers,
+            configure=spec.configure,
+            env=spec.env,
+            args=spec.args,
+        )
+        driver = self.agents.driver(entry, installation, launch)
+        policy = await self._session_policy(spec)
+        session = Session(session_id=session_id, app_sink=app_sink)
+        sinks: list[Sink] = [session.app_sink, *extra_sinks]
+        sinks += [make(session_id, installation.id, session_dir) for make in self._sink_factories]
+        opened: asyncio.Future[SessionActor] = asyncio.get_running_loop().create_future()
+
+        def build_engine(handshake: object) -> Engine:
+            from ..pipeline.driver import Handshake
+
+            assert isinstance(handshake, Handshake)
+            return Engine(
+                session_id=session_id,
+                agent=installation,
+                handshake=handshake,
+                clock=time.monotonic,
+                wall_clock_ns=time.time_ns,
+                session_dir=session_dir,
+                mode=launch.permission_mode,
+                policy=policy,
+                show_auto_decisions=spec.show_auto_decisions,
+                settings=self.settings.engine,
+            )
+
+        self._tasks.create_task(
+            self._run_session(session, driver, build_engine, sinks, session_dir, opened),
+            name=f"session-{session_id}",
+        )
+        session.attach(await opened)
+        self._sessions[session_id] = session
+        return session
+
+    async def _session_policy(self, spec: SessionOptions) -> Policy:
+        if spec.policy is not None:
+            if self._policy_loader is None:
+                raise CorralError(
+                    ErrorKind.INVALID_CONFIGURATION, "this runtime cannot load policy files"
+                )
+            return await asyncio.to_thread(self._policy_loader, spec.policy)
+        return self._policy if self._policy is not None else ModePolicy()
+
+    async def _run_session(
+        self,
+        session: Session,
+        driver: Driver,
+        build_engine: Callable[[object], Engine],
+        sinks: list[Sink],
+        session_dir: str,
+        opened: asyncio.Future[SessionActor],
+    ) -> None:
+        actor: SessionActor | None = None
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                try:
+                    async with asyncio.timeout(self.settings.handshake_timeout):
+                        handshake = await driver.start(tasks)
+                except asyncio.CancelledError:
+                    opened.cancel()
+                    raise
+                except Exception as error:
+                    await driver.stop(self.settings.actor.close_grace)
+                    opened.set_exception(_as_open_error(error, self.settings.handshake_timeout))
+                    raise _SessionOver from None
+                actor = SessionActor(
+                    engine=build_engine(handshake),
+                    driver=driver,
+                    sinks=sinks,
+                    settings=self.settings.actor,
+                    session_dir=session_dir,
+                )
+                opened.set_result(actor)
+                await actor.run(tasks)
+                raise _SessionOver
+        except* _SessionOver:
+            pass
+        except* Exception as group:
+            # A bug in corral, contained to this session.
+            for crash in group.exceptions:
+                traceback.print_exception(crash, file=sys.stderr)
+            if not opened.done():
+                opened.set_exception(
+                    CorralError(ErrorKind.PROTOCOL_FAILED, f"open failed: {group.exceptions[0]!r}")
+                )
+            await driver.stop(self.settings.actor.close_grace)
+            await session.abandon(
+                CorralError(
+                    ErrorKind.PROTOCOL_FAILED,
+                    f"corral failed inside this session: {group.exceptions[0]!r}",
+                )
+            )
+        finally:
+            self._sessions.pop(session.id, None)
+            self._ended.add(session.id)
+            session.mark_ended()
+
+    async def close_all(self) -> None:
+        sessions = list(self._sessions.values())
+        async with asyncio.TaskGroup() as closing:
+            for session in sessions:
+                closing.create_task(session.close())
+        for session in sessions:
+            await session.wait_closed()
+
+
+def _checked_dir(path: str) -> str:
+    full = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isdir(full):
+        raise CorralError(ErrorKind.INVALID_REQUEST, f"session directory {path!r} does not exist")
+    return full
+
+
+def _as_open_error(error: Exception, timeout: float) -> CorralError:
+    if isinstance(error, CorralError):
+        return error
+    if isinstance(error, TimeoutError):
+        return CorralError(
+            ErrorKind.HANDSHAKE_TIMEOUT, f"the agent did not complete its handshake in {timeout} s"
+        )
+    return CorralError(ErrorKind.PROTOCOL_FAILED, f"the handshake failed: {error!r}")

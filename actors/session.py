@@ -1,0 +1,273 @@
+"""SessionActor: one session's engine, driver and sinks, wired by channels.
+
+```
+driver.run ─► driver_events ─► [engine] ─► events_out ─► FanOut ─┬► sink channel ─► sink
+   ▲ (bounded)                   │ to_driver                       └► ...
+   └──────── driver.send ◄───────┘
+```
+
+The actor loop feeds the engine one driver event at a time and only when
+the previous output has gone out; while `events_out` is full the loop
+waits, `driver_events` fills, and the driver stops reading the agent:
+backpressure, nothing dropped. Commands (`prompt`, `answer`, `cancel`,
+`close`...) call the engine directly from the caller's task and forward
+what it decided to the agent at once, so they are never queued behind the
+event path; their events join the outbox, which the loop flushes in order.
+
+Lifecycle: `run` returns after the session ended (closed by the app, the
+agent died, or the wire failed) and every sink has seen `Closed`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import attrs
+
+from ..pipeline.channels import BrokenChannel, Channel, EndOfChannel
+from ..pipeline.commands import RollbackScope
+from ..pipeline.driver import AgentExited, Driver, DriverEvent
+from ..pipeline.errors import AgentGone, CorralError, ErrorKind
+from ..pipeline.events import Answer, ConfigValue, Delivery, SessionInfo
+from ..pipeline.records import Closed, Opened, SessionFailed, SinkItem
+from ..pipeline.stages import FanOut, Sink
+from .engine import Engine, Pending
+
+__all__ = ["ActorSettings", "SessionActor"]
+
+T = TypeVar("T")
+
+
+@attrs.frozen(kw_only=True)
+class ActorSettings:
+    driver_capacity: int = 64  # driver events buffered before the source pauses
+    events_capacity: int = 256  # records buffered before the engine pauses
+    sink_capacity: int = 256  # per sink
+    close_grace: float = 5.0  # EOF → SIGTERM → SIGKILL within this
+    command_timeout: float = 30.0  # writing a command to a stuck agent
+
+
+class SessionActor:
+    def __init__(
+        self,
+        *,
+        engine: Engine,
+        driver: Driver,
+        sinks: Sequence[Sink],
+        settings: ActorSettings | None = None,
+        session_dir: str = "",
+    ) -> None:
+        self.engine = engine
+        self.driver = driver
+        self.settings = settings if settings is not None else ActorSettings()
+        self.session_id = engine.session_id
+        self.driver_events: Channel[DriverEvent] = Channel(
+            self.settings.driver_capacity, name=f"{self.session_id}/driver"
+        )
+        self.events_out: Channel[SinkItem] = Channel(
+            self.settings.events_capacity, name=f"{self.session_id}/engine"
+        )
+        self.sink_channels = [
+            Channel[SinkItem](self.settings.sink_capacity, name=f"{self.session_id}/{sink.name}")
+            for sink in sinks
+        ]
+        self._sinks = tuple(sinks)
+        self._wake = asyncio.Event()
+        self._driver_lock = asyncio.Lock()
+        self._stopped = asyncio.Event()
+        self._stop_lock = asyncio.Lock()
+        self._done = asyncio.Event()
+        self._session_dir = session_dir
+        self.outcome = "closed"
+
+    def channels(self) -> list[Channel[DriverEvent] | Channel[SinkItem]]:
+        """Every channel of this session, for metrics and tests."""
+        return [self.driver_events, self.events_out, *self.sink_channels]
+
+    # ---- running ---------------------------------------------------------------
+
+    async def run(self, tasks: asyncio.TaskGroup) -> None:
+        engine = self.engine
+        engine.outbox.appendleft(
+            Opened(info=engine.info(), at=engine.now_wall(), dir=self._session_dir)
+        )
+        fanout = FanOut(self.sink_channels)
+        consumers = [
+            tasks.create_task(fanout.run(self.events_out), name=f"{self.session_id}-fanout")
+        ]
+        for sink, channel in zip(self._sinks, self.sink_channels, strict=True):
+            consumers.append(
+                tasks.create_task(sink.run(channel), name=f"{self.session_id}-{sink.name}")
+            )
+        tasks.create_task(self._run_driver(), name=f"{self.session_id}-driver")
+        try:
+            await self._loop()
+        finally:
+            self.driver_events.abort()  # a driver still sending gets BrokenChannel
+        await self._stop_driver()
+        failure = engine.failure
+        if failure is not None:
+            self.outcome = "failed"
+            await self.events_out.send(SessionFailed(session_id=self.session_id, error=failure))
+        await self.events_out.send(
+            Closed(
+                session_id=self.session_id,
+                reason=self.outcome,
+                at=engine.now_wall(),
+                events=engine.sequence,
+                turns=engine.turns_started,
+            )
+        )
+        self.events_out.close()
+        for consumer in consumers:
+            await consumer  # every sink has seen Closed
+        self._done.set()
+
+    async def _run_driver(self) -> None:
+        try:
+            await self.driver.run(self.driver_events)
+        except BrokenChannel:
+            pass  # the session is over; nobody reads the driver's events any more
+        finally:
+            self.driver_events.close()
+
+    async def _loop(self) -> None:
+        engine = self.engine
+        while True:
+            await self._flush_outbox()
+            await self._flush_driver()
+            if engine.finished:
+                await self._flush_outbox()
+                return
+            try:
+                event = self.driver_events.try_receive()
+            except EndOfChannel:
+                # The driver ended without saying why; the agent is gone.
+                engine.on_driver_event(AgentExited(status="unknown", stderr=""))
+                continue
+            if event is not None:
+                engine.on_driver_event(event)
+                continue
+            engine.on_quiescent()
+            if engine.outbox or engine.to_driver:
+                continue
+            await self._wait_for_input()
+
+    async def _wait_for_input(self) -> None:
+        engine = self.engine
+        self._wake.clear()
+        deadline = engine.next_deadline()
+        readable = asyncio.ensure_future(self.driver_events.wait_readable())
+        woken = asyncio.ensure_future(self._wake.wait())
+        try:
+            timeout = None if deadline is None else max(0.0, deadline - engine.clock())
+            await asyncio.wait({readable, woken}, timeout=timeout, return_when="FIRST_COMPLETED")
+        finally:
+            readable.cancel()
+            woken.cancel()
+        if deadline is not None and engine.clock() >= deadline:
+            engine.on_time()
+
+    async def _flush_outbox(self) -> None:
+        outbox = self.engine.outbox
+        while outbox:
+            await self.events_out.send(outbox.popleft())
+
+    async def _flush_driver(self) -> None:
+        """Send the engine's decisions to the agent, in order, one writer at a time."""
+        to_driver = self.engine.to_driver
+        if not to_driver:
+            return
+        async with self._driver_lock:
+            while to_driver:
+                command = to_driver.popleft()
+                try:
+                    async with asyncio.timeout(self.settings.command_timeout):
+                        await self.driver.send(command)
+                except AgentGone:
+                    pass  # the driver's run reports the exit
+                except TimeoutError:
+                    raise CorralError(
+                        ErrorKind.PROTOCOL_FAILED,
+                        f"{self.engine.agent.name} is not reading its input",
+                    ) from None
+
+    async def _stop_driver(self) -> None:
+        """Stop the agent once; every caller returns when it is stopped."""
+        async with self._stop_lock:
+            if not self._stopped.is_set():
+                await self.driver.stop(self.settings.close_grace)
+                self._stopped.set()
+
+    # ---- commands (called from other tasks) -----------------------------------
+
+    def _kick(self) -> None:
+        self._wake.set()
+
+    async def _settle(self, outcome: T | Pending) -> T:
+        self._kick()
+        await self._flush_driver()
+        if not isinstance(outcome, Pending):
+            return outcome
+        waiter: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+        def done(pending: Pending) -> None:
+            if waiter.done():
+                return
+            if pending.error is not None:
+                waiter.set_exception(pending.error)
+            else:
+                waiter.set_result(pending.value)
+
+        outcome.on_settle(done)
+        return await waiter  # type: ignore[return-value]
+
+    async def _call(self, action: Callable[[], T | Pending]) -> T:
+        if self._done.is_set():
+            raise CorralError(ErrorKind.SESSION_CLOSED, f"session {self.session_id} has ended")
+        return await self._settle(action())
+
+    async def prompt(self, text: str, attachments: tuple[str, ...] = ()) -> Delivery:
+        result: Delivery = await self._call(lambda: self.engine.prompt(text, attachments))
+        return result
+
+    async def dequeue(self, prompt_id: str) -> None:
+        await self._call(lambda: self.engine.dequeue(prompt_id))
+
+    async def answer(self, request_id: str, answer: Answer) -> None:
+        await self._call(lambda: self.engine.answer(request_id, answer))
+
+    async def cancel(self, clear_queue: bool = False) -> None:
+        await self._call(lambda: self.engine.cancel(clear_queue))
+
+    async def configure(self, option: str, value: ConfigValue) -> SessionInfo:
+        result: SessionInfo = await self._call(lambda: self.engine.configure(option, value))
+        return result
+
+    async def rollback(self, turns: int, scope: RollbackScope) -> None:
+        await self._call(lambda: self.engine.rollback(turns, scope))
+
+    async def compact(self) -> None:
+        await self._call(self.engine.compact)
+
+    def info(self) -> SessionInfo:
+        return self.engine.info()
+
+    async def close(self) -> None:
+        """End the session; returns once the agent is stopped (within the grace)."""
+        if self._done.is_set():
+            return
+        if not self.engine.finished:
+            self.engine.close()
+        self._kick()
+        await self._stop_driver()
+
+    async def wait_closed(self) -> None:
+        await self._done.wait()
+
+
+def monotonic() -> float:
+    return time.monotonic()

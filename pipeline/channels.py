@@ -1,0 +1,227 @@
+"""Bounded channels between stages: backpressure, explicit close, statistics.
+
+A `Channel` holds at most `capacity` items. `send` waits while it is full,
+which is how backpressure travels upstream: a slow sink stops the fan-out,
+which stops the engine, which stops the source reading the agent's stdout,
+and the OS pipe then stops the agent. Nothing is dropped.
+
+Three distinct endings (after trio's memory channels):
+- the sender called `close()`: receivers drain what is left, then get
+  `EndOfChannel` (a clean end; `async for` simply stops);
+- the receiver called `abort()`: every later or waiting `send` raises
+  `BrokenChannel` (the other side is gone);
+- sending after your own `close()` raises `ChannelClosed` (a bug).
+
+`statistics()` is a frozen snapshot (depth, capacity, waiting tasks, totals,
+time senders spent blocked) for metrics and for tests that wait until a
+producer is blocked instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Generic, TypeVar
+
+import attrs
+
+__all__ = ["BrokenChannel", "Channel", "ChannelClosed", "ChannelStats", "EndOfChannel"]
+
+T = TypeVar("T")
+
+
+class EndOfChannel(Exception):
+    """The sender closed the channel and every item was received."""
+
+
+class BrokenChannel(Exception):
+    """The receiving side aborted; nothing more can be delivered."""
+
+
+class ChannelClosed(Exception):
+    """This side already closed the channel."""
+
+
+@attrs.frozen(kw_only=True)
+class ChannelStats:
+    name: str
+    depth: int
+    capacity: int
+    waiting_senders: int
+    waiting_receivers: int
+    sent_total: int
+    received_total: int
+    blocked_seconds_total: float
+    closed: bool
+
+
+class Channel(Generic[T]):
+    """A bounded FIFO between one stage and the next."""
+
+    def __init__(self, capacity: int, *, name: str = "channel") -> None:
+        if capacity < 1:
+            # asyncio.Queue(0) means unbounded; a channel never does.
+            raise ValueError(f"channel capacity must be at least 1, got {capacity}")
+        self.name = name
+        self._capacity = capacity
+        self._items: deque[T] = deque()
+        self._senders: deque[asyncio.Future[None]] = deque()
+        self._receivers: deque[asyncio.Future[None]] = deque()
+        self._closed = False
+        self._aborted = False
+        self._sent = 0
+        self._received = 0
+        self._blocked_seconds = 0.0
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def statistics(self) -> ChannelStats:
+        return ChannelStats(
+            name=self.name,
+            depth=len(self._items),
+            capacity=self._capacity,
+            waiting_senders=sum(1 for f in self._senders if not f.done()),
+            waiting_receivers=sum(1 for f in self._receivers if not f.done()),
+            sent_total=self._sent,
+            received_total=self._received,
+            blocked_seconds_total=self._blocked_seconds,
+            closed=self._closed,
+        )
+
+    def _check_open(self) -> None:
+        if self._aborted:
+            raise BrokenChannel(f"{self.name}: the receiver is gone")
+        if self._closed:
+            raise ChannelClosed(f"{self.name}: already closed")
+
+    @staticmethod
+    def _wake(waiters: deque[asyncio.Future[None]]) -> None:
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def try_send(self, item: T) -> bool:
+        """Put without waiting; False when full."""
+        self._check_open()
+        if len(self._items) >= self._capacity:
+            return False
+        self._items.append(item)
+        self._sent += 1
+        self._wake(self._receivers)
+        return True
+
+    async def send(self, item: T) -> None:
+        """Put, waiting while the channel is full (backpressure)."""
+        self._check_open()
+        if len(self._items) < self._capacity and not self._senders:
+            self._items.append(item)
+            self._sent += 1
+            self._wake(self._receivers)
+            return
+        started = time.perf_counter()
+        try:
+            while len(self._items) >= self._capacity:
+                waiter = asyncio.get_running_loop().create_future()
+                self._senders.append(waiter)
+                try:
+                    await waiter
+                except BaseException:
+                    waiter.cancel()
+                    # Pass the wake-up on so no other sender starves.
+                    if len(self._items) < self._capacity:
+                        self._wake(self._senders)
+                    raise
+                self._check_open()
+        finally:
+            self._blocked_seconds += time.perf_counter() - started
+        self._items.append(item)
+        self._sent += 1
+        self._wake(self._receivers)
+        if len(self._items) < self._capacity:
+            self._wake(self._senders)
+
+    def try_receive(self) -> T | None:
+        """Take without waiting; None when empty (items are never None)."""
+        if not self._items:
+            if self._closed:
+                raise EndOfChannel(self.name)
+            return None
+        item = self._items.popleft()
+        self._received += 1
+        self._wake(self._senders)
+        return item
+
+    async def receive(self) -> T:
+        while not self._items:
+            if self._closed:
+                raise EndOfChannel(self.name)
+            waiter = asyncio.get_running_loop().create_future()
+            self._receivers.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                waiter.cancel()
+                if self._items or self._closed:
+                    self._wake(self._receivers)
+                raise
+        item = self._items.popleft()
+        self._received += 1
+        self._wake(self._senders)
+        return item
+
+    async def wait_readable(self) -> None:
+        """Wait until an item is available or the channel ended."""
+        while not self._items and not self._closed:
+            waiter = asyncio.get_running_loop().create_future()
+            self._receivers.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                waiter.cancel()
+                raise
+        # Another receiver may be waiting too: let it look as well.
+        self._wake(self._receivers)
+
+    def close(self) -> None:
+        """The sender is done; receivers drain, then see the end. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for waiter in (*self._receivers, *self._senders):
+            if not waiter.done():
+                waiter.set_result(None)
+        self._receivers.clear()
+
+    def abort(self) -> None:
+        """The receiver is gone; senders get BrokenChannel. Idempotent."""
+        self._aborted = True
+        self._closed = True
+        self._items.clear()
+        for waiter in (*self._receivers, *self._senders):
+            if not waiter.done():
+                waiter.set_result(None)
+        self._receivers.clear()
+        self._senders.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __aiter__(self) -> AsyncIterator[T]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[T]:
+        while True:
+            try:
+                yield await self.receive()
+            except EndOfChannel:
+                return

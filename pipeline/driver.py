@@ -1,0 +1,294 @@
+"""The contract between a source (one agent's wire) and the session engine.
+
+Sources translate; the engine decides. A source's driver turns the agent's
+frames into `DriverEvent`s (what the agent said, in the agent's terms but in
+corral's vocabulary) and turns `DriverCommand`s (what the engine decided)
+into the agent's wire. The engine owns turns, status, the prompt queue,
+requests and sequence numbers; a driver never emits a `TurnStarted`,
+`StatusChanged`, `RequestClosed` or sequence number itself.
+
+Rules a driver keeps:
+- every `StartTurn` is answered by `TurnBegan` once the wire confirms the
+  turn (immediately, for wires with no confirmation), then eventually by
+  `TurnFinished`; content the wire sends between the two belongs to it;
+- every `SteerTurn` gets one `SteerVerdict`; every `Configure` one
+  `ConfigApplied` or `ConfigRefused`; every `Rollback` one `RollbackVerdict`;
+- `run` ends when the agent's output ends, after sending `AgentExited`;
+- unknown frames become `Emitted(Diagnostic(Info))` with the raw frame in
+  `extensions`, never silence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+import attrs
+
+from .commands import McpServer, PermissionMode, RollbackScope
+from .events import (
+    AgentDetails,
+    Answer,
+    ConfigOption,
+    ConfigValue,
+    EventKind,
+    Request,
+    SlashCommand,
+    StopReason,
+)
+
+__all__ = [
+    "AgentExited",
+    "Compact",
+    "ConfigApplied",
+    "ConfigRefused",
+    "Configure",
+    "Driver",
+    "DriverCommand",
+    "DriverEvent",
+    "Emitted",
+    "Handshake",
+    "InfoChanged",
+    "Interrupt",
+    "LaunchSpec",
+    "RequestAsked",
+    "RequestWithdrawn",
+    "Respond",
+    "Rollback",
+    "RollbackVerdict",
+    "StartTurn",
+    "SteerTurn",
+    "SteerVerdict",
+    "TurnBegan",
+    "TurnFinished",
+    "WireFailed",
+    "Withdraw",
+]
+
+# ---- what the engine asks of the agent --------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class StartTurn:
+    turn_id: str
+    prompt_id: str
+    text: str
+    attachments: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class SteerTurn:
+    """Add a prompt to the running turn (only for agents with `Steer`)."""
+
+    turn_id: str
+    prompt_id: str
+    text: str
+    attachments: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Interrupt:
+    turn_id: str
+
+
+@attrs.frozen(kw_only=True)
+class Respond:
+    """Answer an open request; `message` is read by the agent on a deny."""
+
+    request_id: str
+    answer: Answer
+    message: str | None = None
+
+
+@attrs.frozen
+class Withdraw:
+    """Tell the agent an open request will not be answered (cancelled)."""
+
+    request_id: str
+
+
+@attrs.frozen(kw_only=True)
+class Configure:
+    option: str
+    value: ConfigValue
+
+
+@attrs.frozen(kw_only=True)
+class Rollback:
+    turns: int
+    scope: RollbackScope
+
+
+@attrs.frozen
+class Compact:
+    pass
+
+
+DriverCommand = (
+    StartTurn | SteerTurn | Interrupt | Respond | Withdraw | Configure | Rollback | Compact
+)
+
+# ---- what the agent said ----------------------------------------------------
+
+
+@attrs.frozen
+class TurnBegan:
+    """The wire confirmed a turn (ours, or one the agent started itself)."""
+
+
+@attrs.frozen(kw_only=True)
+class Emitted:
+    """Agent output in corral's vocabulary; the engine attributes it."""
+
+    kind: EventKind
+    parent_tool_id: str | None = None
+    extensions: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class TurnFinished:
+    stop: StopReason
+    extensions: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class RequestAsked:
+    request: Request
+    parent_tool_id: str | None = None
+    extensions: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class RequestWithdrawn:
+    """The agent resolved or dropped a request on its own."""
+
+    request_id: str
+
+
+@attrs.frozen(kw_only=True)
+class SteerVerdict:
+    prompt_id: str
+    accepted: bool
+    reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ConfigApplied:
+    option: str
+    value: ConfigValue
+
+
+@attrs.frozen(kw_only=True)
+class ConfigRefused:
+    option: str
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class RollbackVerdict:
+    accepted: bool
+    reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class InfoChanged:
+    """Session facts the wire revealed; None means unchanged."""
+
+    resume_token: str | None = None
+    title: str | None = None
+    config_options: tuple[ConfigOption, ...] | None = None
+    commands: tuple[SlashCommand, ...] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AgentExited:
+    """The agent's output ended; `status` as the OS reported it."""
+
+    status: str
+    stderr: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class WireFailed:
+    """The wire cannot go on (auth lost, protocol broken): the session ends.
+
+    `kind` is an `ErrorKind` value (AuthRequired, ProtocolFailed...).
+    """
+
+    kind: str
+    message: str
+
+
+DriverEvent = (
+    TurnBegan
+    | Emitted
+    | TurnFinished
+    | RequestAsked
+    | RequestWithdrawn
+    | SteerVerdict
+    | ConfigApplied
+    | ConfigRefused
+    | RollbackVerdict
+    | InfoChanged
+    | AgentExited
+    | WireFailed
+)
+
+# ---- launching --------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class LaunchSpec:
+    """Everything a source needs to start one session of its agent."""
+
+    session_id: str
+    executable: str
+    dir: str
+    resume: str | None = None
+    fork: str | None = None
+    fork_at: str | None = None
+    permission_mode: PermissionMode = PermissionMode.ASK
+    mcp_servers: tuple[McpServer, ...] = ()
+    configure: tuple[tuple[str, ConfigValue], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    args: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Handshake:
+    """What a started driver knows about its session."""
+
+    details: AgentDetails
+    resume_token: str | None = None
+    title: str | None = None
+    options: tuple[tuple[str, ConfigValue], ...] = ()
+    # False for wires that never say when a turn ended: the engine infers it.
+    reliable_turn_end: bool = True
+
+
+class EventSink(Protocol):
+    async def send(self, item: DriverEvent) -> None: ...
+
+
+class Driver(Protocol):
+    """One running agent session, as the engine's actor drives it."""
+
+    async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
+        """Launch the agent and complete the handshake; raise CorralError.
+
+        Helper tasks (stdout and stderr readers) go into `tasks`, the
+        session's own task group, so they never outlive the session.
+        """
+        ...
+
+    async def run(self, events_out: EventSink) -> None:
+        """Read the wire until it ends, sending DriverEvents; ends with AgentExited."""
+        ...
+
+    async def send(self, command: DriverCommand) -> None:
+        """Encode one engine decision onto the wire."""
+        ...
+
+    async def stop(self, grace: float) -> None:
+        """End the agent: EOF, then SIGTERM, then SIGKILL, within `grace` seconds."""
+        ...

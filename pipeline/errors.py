@@ -1,0 +1,60 @@
+"""The error kinds of the line protocol, as one exception family.
+
+Every failure the app can see is a `CorralError` with a `kind` from the
+closed set of the schema's `ErrorBody.kind`, a human `message`, and the
+variant's own fields (`status`, `stderr`, `searched`...). They are turned
+into wire JSON in exactly one place: `CorralError.body()`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+__all__ = ["AgentGone", "CorralError", "ErrorKind"]
+
+
+class ErrorKind(enum.StrEnum):
+    NOT_INSTALLED = "NotInstalled"
+    AUTH_REQUIRED = "AuthRequired"
+    HANDSHAKE_TIMEOUT = "HandshakeTimeout"
+    UNSUPPORTED_FEATURE = "UnsupportedFeature"
+    INVALID_CONFIGURATION = "InvalidConfiguration"
+    INVALID_REQUEST = "InvalidRequest"
+    RESUME_FAILED = "ResumeFailed"
+    SESSION_BUSY = "SessionBusy"
+    PROTOCOL_FAILED = "ProtocolFailed"
+    PROCESS_EXITED = "ProcessExited"
+    SESSION_CLOSED = "SessionClosed"
+    BAD_FRAME = "BadFrame"
+    UNKNOWN_SESSION = "UnknownSession"
+    CONSUMER_LAGGED = "ConsumerLagged"
+
+
+class CorralError(Exception):
+    """A failure reported to the app: kind, message and extra fields."""
+
+    def __init__(self, kind: ErrorKind, message: str, **fields: object) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.fields: Mapping[str, object] = fields
+
+    def body(self) -> dict[str, object]:
+        return {"kind": self.kind.value, "message": self.message, **self.fields}
+
+    def __repr__(self) -> str:
+        return f"CorralError({self.kind.value}, {self.message!r})"
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, object]) -> CorralError:
+        extra = {k: v for k, v in body.items() if k not in ("kind", "message")}
+        return cls(ErrorKind(str(body["kind"])), str(body.get("message", "")), **extra)
+
+
+class AgentGone(Exception):
+    """The agent can no longer be written to: it exited or closed its input.
+
+    Not an app-facing error: the driver's `run` reports the exit itself
+    (`AgentExited`), so a command that finds the agent gone is dropped.
+    """

@@ -1,0 +1,70 @@
+"""The event envelope: one normalized event of one session.
+
+`sequence` starts at 1 and grows by one per event of the session, in every
+sink; the engine assigns it. `turn_info` is present exactly when the event
+belongs to a turn. `extensions` holds provider data not (yet) normalized,
+namespaced by source (`claude/raw_frame`, `corral/decision`, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ._kinds import EventKind, kind_from_wire
+from ._session import SystemTime
+from ._shape import Fields
+
+__all__ = ["Event", "TurnContext"]
+
+_EPOCH = SystemTime(0, 0)
+
+
+@attrs.frozen(kw_only=True)
+class TurnContext:
+    id: str
+    parent_tool_id: str | None = None  # set for events of a subagent
+
+    def to_wire(self) -> dict[str, object]:
+        return {"id": self.id, "parent_tool_id": self.parent_tool_id}
+
+
+@attrs.frozen(kw_only=True)
+class Event:
+    sequence: int
+    session_id: str
+    kind: EventKind
+    occurred_at: SystemTime = _EPOCH
+    turn_info: TurnContext | None = None
+    # Raw provider data, kept verbatim; treat as read-only.
+    extensions: dict[str, Any] = attrs.field(factory=dict)
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "sequence": self.sequence,
+            "occurred_at": self.occurred_at.to_wire(),
+            "session_id": self.session_id,
+            "turn_info": None if self.turn_info is None else self.turn_info.to_wire(),
+            "kind": self.kind.to_wire(),
+            "extensions": self.extensions,
+        }
+
+    @classmethod
+    def from_wire(cls, raw: object, path: str = "event") -> Event:
+        fields = Fields(raw, path)
+        turn = fields.opt_obj("turn_info")
+        occurred = fields.opt_obj("occurred_at")
+        extensions = fields.obj("extensions").raw
+        return cls(
+            sequence=fields.integer("sequence"),
+            session_id=fields.string("session_id"),
+            kind=kind_from_wire(fields.value("kind"), f"{path}.kind"),
+            occurred_at=_EPOCH if occurred is None else SystemTime.from_wire(occurred.raw, ""),
+            turn_info=None
+            if turn is None
+            else TurnContext(
+                id=turn.string("id"), parent_tool_id=turn.opt_string("parent_tool_id")
+            ),
+            extensions=extensions,
+        )

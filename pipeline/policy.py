@@ -1,0 +1,97 @@
+"""Permission decisions: who answers a request, corral or the app.
+
+The engine consults a `Policy` the moment a request enters the session,
+before anything is shown, so an auto-decided request never makes the status
+flash `NeedsInput` and never costs a sequence number. A verdict is either
+`Decide` (corral answers now, with who decided) or `Forward` (the app
+answers, optionally within a deadline after which `on_timeout` applies).
+
+`ModePolicy` is the wire's permission modes: `Ask` forwards everything;
+`AutoApprove` answers `AllowOnce` wherever it is offered; `AcceptEdits` does
+so only for Edit/Delete/Move tools. Questions are never auto-answered by a
+mode. Rule-based policies implement the same protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import attrs
+
+from .commands import PermissionMode
+from .events import (
+    Answer,
+    PermissionAnswer,
+    PermissionChoice,
+    PermissionRequest,
+    QuestionsAnswer,
+    Request,
+    ToolKind,
+)
+
+__all__ = ["Decide", "Forward", "ModePolicy", "Policy", "PolicyContext", "Verdict", "decision_name"]
+
+
+@attrs.frozen(kw_only=True)
+class PolicyContext:
+    agent_id: str
+    session_dir: str
+    mode: PermissionMode
+
+
+@attrs.frozen(kw_only=True)
+class Decide:
+    answer: Answer
+    decided_by: str
+    message: str | None = None  # read by the agent on a deny
+
+
+@attrs.frozen(kw_only=True)
+class Forward:
+    deadline_seconds: float | None = None
+    on_timeout: Decide | None = None
+    reason: str | None = None  # which rule forwarded, for the record
+
+
+Verdict = Decide | Forward
+
+
+class Policy(Protocol):
+    def decide(self, request: Request, context: PolicyContext) -> Verdict: ...
+
+
+_EDIT_KINDS = frozenset({ToolKind.EDIT, ToolKind.DELETE, ToolKind.MOVE})
+
+
+@attrs.frozen
+class ModePolicy:
+    """The permission modes of the wire, and nothing more."""
+
+    def decide(self, request: Request, context: PolicyContext) -> Verdict:
+        if not isinstance(request, PermissionRequest):
+            return Forward()
+        if PermissionChoice.ALLOW_ONCE not in request.options:
+            return Forward()
+        mode = context.mode
+        if mode is PermissionMode.AUTO_APPROVE or (
+            mode is PermissionMode.ACCEPT_EDITS and request.tool.kind in _EDIT_KINDS
+        ):
+            return Decide(
+                answer=PermissionAnswer(PermissionChoice.ALLOW_ONCE),
+                decided_by=f"mode:{mode.value}",
+            )
+        return Forward()
+
+
+_DECISION_NAMES = {
+    PermissionChoice.ALLOW_ONCE: "allow_once",
+    PermissionChoice.ALLOW_ALWAYS: "allow_always",
+    PermissionChoice.DENY_ONCE: "deny_once",
+    PermissionChoice.DENY_ALWAYS: "deny_always",
+}
+
+
+def decision_name(answer: Answer) -> str:
+    if isinstance(answer, QuestionsAnswer):
+        return "answered"
+    return _DECISION_NAMES[answer.choice]

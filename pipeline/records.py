@@ -1,0 +1,74 @@
+"""What flows from a session's engine to its sinks.
+
+Sinks see one ordered stream per session: `Opened` first, then `Event`s
+(gapless `sequence`) interleaved with `Decision` records, then at most one
+`SessionFailed`, then exactly one `Closed`. The line sink writes events,
+the session error and the `closed` line; the transcript keeps everything;
+metrics count everything. Decisions carry no sequence number: they are not
+events of the line protocol, so recording one never makes a gap.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .errors import CorralError
+from .events import Event, SessionInfo, SystemTime
+
+__all__ = ["Closed", "Decision", "Opened", "SessionFailed", "SinkItem"]
+
+
+@attrs.frozen(kw_only=True)
+class Opened:
+    info: SessionInfo
+    at: SystemTime
+    dir: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Decision:
+    """How one request ended: exactly one per request.
+
+    `decision`: allow_once, allow_always, deny_once, deny_always, answered
+    (questions), cancelled, timeout. `decided_by`: `rule:<id>`, `mode:<mode>`,
+    app, timeout, cancel, turn_end, shutdown, agent.
+    """
+
+    session_id: str
+    request_id: str
+    decision: str
+    decided_by: str
+    at: SystemTime
+    waited_seconds: float = 0.0
+    request_kind: str = "Permission"  # or Question
+    tool_kind: str | None = None
+    agent: str = ""
+    turn_id: str | None = None
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "request_id": self.request_id,
+            "decision": self.decision,
+            "decided_by": self.decided_by,
+            "waited_seconds": round(self.waited_seconds, 6),
+            "request_kind": self.request_kind,
+            "tool_kind": self.tool_kind,
+        }
+
+
+@attrs.frozen(kw_only=True)
+class SessionFailed:
+    session_id: str
+    error: CorralError
+
+
+@attrs.frozen(kw_only=True)
+class Closed:
+    session_id: str
+    reason: str  # closed, exited, failed, shutdown
+    at: SystemTime
+    events: int = 0
+    turns: int = 0
+
+
+SinkItem = Opened | Event | Decision | SessionFailed | Closed

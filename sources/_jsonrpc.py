@@ -1,0 +1,182 @@
+"""JSON-RPC 2.0 over an agent's stdio, one message per line.
+
+`JsonRpcPeer.pump` reads the agent's stdout for the whole session: a
+response settles the matching request of ours; requests and notifications
+from the agent go, in order, into the `incoming` channel (bounded: while it
+is full the pump stops reading, and the agent's pipe stops the agent). A
+line that is not JSON-RPC is not dropped: it goes in as `WireNoise` for
+the driver to report. Responses are matched only against our own requests
+(a message without `method`), so the agent's request ids may equal ours.
+
+At EOF every request still waiting fails with `AgentGone` and `incoming`
+is closed. Raw lines can be observed (both directions) through `tap`, for
+wire recording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import orjson
+
+from ..pipeline.channels import Channel
+from ..pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
+from ..pipeline.errors import AgentGone
+from ._process import AgentProcess
+
+__all__ = ["JsonRpcPeer", "RpcError", "RpcNotification", "RpcRequest", "WireNoise"]
+
+JSONRPC = "2.0"
+
+
+@attrs.frozen
+class RpcRequest:
+    id: int | str
+    method: str
+    params: Any
+
+
+@attrs.frozen
+class RpcNotification:
+    method: str
+    params: Any
+
+
+@attrs.frozen
+class WireNoise:
+    """A line that is not a JSON-RPC message; `raw` is a bounded prefix."""
+
+    reason: str
+    raw: str
+
+
+Incoming = RpcRequest | RpcNotification | WireNoise
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+Tap = Callable[[str, bytes], None]  # (direction "in"/"out", raw line)
+
+
+class JsonRpcPeer:
+    def __init__(
+        self,
+        process: AgentProcess,
+        *,
+        max_line: int = 64 * 1024 * 1024,
+        tap: Tap | None = None,
+    ) -> None:
+        self._process = process
+        self._decoder = JsonLinesDecoder(max_line=max_line)
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._tap = tap
+        self._gone = False
+        self.noise_count = 0
+
+    async def pump(self, incoming: Channel[Incoming]) -> None:
+        try:
+            while chunk := await self._process.read():
+                for item in self._decoder.feed(chunk):
+                    await self._dispatch(item, incoming)
+            for item in self._decoder.end():
+                await self._dispatch(item, incoming)
+        finally:
+            self._gone = True
+            for waiter in self._waiting.values():
+                if not waiter.done():
+                    waiter.set_exception(AgentGone("the agent closed its output"))
+            self._waiting.clear()
+            incoming.close()
+
+    async def _dispatch(
+        self, item: dict[str, Any] | NotJson | Oversized, incoming: Channel[Incoming]
+    ) -> None:
+        if isinstance(item, Oversized):
+            self.noise_count += 1
+            await incoming.send(WireNoise(f"a line of {item.length} bytes was too long", ""))
+            return
+        if isinstance(item, NotJson):
+            self.noise_count += 1
+            await incoming.send(WireNoise(item.reason, item.prefix))
+            return
+        if self._tap is not None:
+            self._tap("in", orjson.dumps(item))
+        method = item.get("method")
+        if isinstance(method, str):
+            if "id" in item and item["id"] is not None:
+                await incoming.send(RpcRequest(item["id"], method, item.get("params")))
+            else:
+                await incoming.send(RpcNotification(method, item.get("params")))
+            return
+        message_id = item.get("id")
+        waiter = self._waiting.pop(message_id, None) if isinstance(message_id, int) else None
+        if waiter is None:
+            self.noise_count += 1
+            await incoming.send(
+                WireNoise("a response to no request of ours", orjson.dumps(item)[:200].decode())
+            )
+            return
+        if waiter.done():
+            return  # the caller gave up (timeout or cancel)
+        error = item.get("error")
+        if isinstance(error, dict):
+            waiter.set_exception(
+                RpcError(
+                    int(error.get("code", -32603)), str(error.get("message", "")), error.get("data")
+                )
+            )
+        else:
+            waiter.set_result(item.get("result"))
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        line = orjson.dumps(message)
+        if self._tap is not None:
+            self._tap("out", line)
+        await self._process.write(line + b"\n")
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request and wait for its result; raise RpcError or AgentGone.
+
+        Callers bound the wait with `asyncio.timeout`.
+        """
+        if self._gone:
+            raise AgentGone("the agent closed its output")
+        message_id = next(self._ids)
+        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[message_id] = waiter
+        message: dict[str, Any] = {"jsonrpc": JSONRPC, "id": message_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self._send(message)
+            return await waiter
+        finally:
+            self._waiting.pop(message_id, None)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": JSONRPC, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._send(message)
+
+    async def respond(self, message_id: int | str, result: Any) -> None:
+        await self._send({"jsonrpc": JSONRPC, "id": message_id, "result": result})
+
+    async def respond_error(
+        self, message_id: int | str, code: int, message: str, data: Any = None
+    ) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        await self._send({"jsonrpc": JSONRPC, "id": message_id, "error": error})

@@ -1,0 +1,155 @@
+"""One agent subprocess: its own process group, pipes, and a stderr tail.
+
+The agent runs in a new session (so a new process group): stopping it
+reaches every child it spawned. `stop` ends it in three steps under one
+deadline: EOF on stdin, then SIGTERM to the group, then SIGKILL to the
+group; whatever happened, no member of the group outlives `stop`.
+
+stderr is drained continuously by a task in the session's task group into
+a bounded tail (the last lines, for `ProcessExited.stderr`), so a chatty
+agent can never block on a full stderr pipe and never costs unbounded
+memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections import deque
+from collections.abc import Mapping, Sequence
+
+from ..pipeline.errors import AgentGone, CorralError, ErrorKind
+
+__all__ = ["AgentGone", "AgentProcess", "exit_status"]
+
+_READ_SIZE = 256 * 1024
+_TAIL_LINES = 40
+_TAIL_LINE_BYTES = 2000
+
+
+def exit_status(returncode: int | None) -> str:
+    if returncode is None:
+        return "unknown"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "unknown signal"
+        return f"signal {-returncode} ({name})"
+    return str(returncode)
+
+
+class AgentProcess:
+    def __init__(self, process: asyncio.subprocess.Process, argv: Sequence[str]) -> None:
+        self._process = process
+        self.argv = tuple(argv)
+        self.pid = process.pid
+        self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
+        self._write_lock = asyncio.Lock()
+        self.stderr_bytes = 0
+
+    @classmethod
+    async def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        tasks: asyncio.TaskGroup,
+    ) -> AgentProcess:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+            )
+        except (FileNotFoundError, PermissionError) as error:
+            # The session directory was checked at open; this is the executable.
+            raise CorralError(
+                ErrorKind.NOT_INSTALLED,
+                f"cannot start {argv[0]}: {error.strerror or error}",
+                searched=[argv[0]],
+                install_hint="",
+            ) from None
+        agent = cls(process, argv)
+        tasks.create_task(agent._drain_stderr(), name=f"stderr-{process.pid}")
+        return agent
+
+    async def _drain_stderr(self) -> None:
+        stream = self._process.stderr
+        assert stream is not None
+        partial = b""
+        while chunk := await stream.read(_READ_SIZE):
+            self.stderr_bytes += len(chunk)
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()[-_TAIL_LINE_BYTES:]
+            for line in lines[-_TAIL_LINES:]:
+                self._tail.append(line[-_TAIL_LINE_BYTES:].decode("utf-8", "replace"))
+        if partial:
+            self._tail.append(partial.decode("utf-8", "replace"))
+
+    def stderr_tail(self) -> str:
+        return "\n".join(self._tail)
+
+    async def read(self) -> bytes:
+        """The next chunk of stdout; b"" at EOF."""
+        stream = self._process.stdout
+        assert stream is not None
+        return await stream.read(_READ_SIZE)
+
+    async def write(self, data: bytes) -> None:
+        stream = self._process.stdin
+        assert stream is not None
+        async with self._write_lock:
+            if stream.is_closing():
+                raise AgentGone("the agent's stdin is closed")
+            try:
+                stream.write(data)
+                await stream.drain()
+            except (BrokenPipeError, ConnectionResetError) as error:
+                raise AgentGone(str(error)) from None
+
+    def close_stdin(self) -> None:
+        stream = self._process.stdin
+        if stream is not None and not stream.is_closing():
+            stream.close()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    async def wait(self) -> str:
+        return exit_status(await self._process.wait())
+
+    def _signal_group(self, signum: int) -> bool:
+        try:
+            os.killpg(self.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    async def _exited_within(self, seconds: float) -> bool:
+        try:
+            async with asyncio.timeout(max(seconds, 0.0)):
+                await self._process.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    async def stop(self, grace: float) -> str:
+        """EOF, then SIGTERM, then SIGKILL to the whole group, within `grace`."""
+        self.close_stdin()
+        step = grace / 2
+        if not await self._exited_within(step):
+            self._signal_group(signal.SIGTERM)
+            if not await self._exited_within(step):
+                self._signal_group(signal.SIGKILL)
+                await self._process.wait()
+        # The leader is gone; children it left in the group go too.
+        self._signal_group(signal.SIGKILL)
+        return exit_status(self._process.returncode)

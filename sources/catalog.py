@@ -1,0 +1,64 @@
+"""The catalog: every agent corral knows, how to find it, how to drive it.
+
+One `CatalogEntry` per agent. Adding a provider means its `sources/<name>/`
+folder, its fixtures, and one line in `default_catalog`. Ad-hoc agents
+(`{"acp": ...}`, `{"appserver": ...}`) are resolved by `Catalog.resolve`
+through the entry of their wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+
+import attrs
+
+from ..pipeline.driver import Driver, LaunchSpec
+from ..pipeline.events import AgentDetails, AgentInstallation, InstallationSource
+
+__all__ = ["Catalog", "CatalogEntry", "DriverFactory"]
+
+DriverFactory = Callable[[AgentInstallation, LaunchSpec], Driver]
+Prober = Callable[[AgentInstallation, Mapping[str, str]], Awaitable[AgentDetails]]
+
+
+@attrs.frozen(kw_only=True)
+class CatalogEntry:
+    id: str
+    name: str
+    executable: str  # the command looked up on PATH and in known folders
+    install_hint: str
+    make_driver: DriverFactory
+    details: AgentDetails = attrs.field(factory=AgentDetails)  # known without starting it
+    known_dirs: tuple[str, ...] = ()
+    version_args: tuple[str, ...] = ("--version",)
+    # Learn version and login without a session; None: run `version_args`.
+    probe: Prober | None = None
+    # An agent that needs no executable (the mock) is always "installed".
+    builtin: bool = False
+    # A generic wire for ad-hoc agents ({"acp": ...}): never discovered.
+    wire_only: bool = False
+
+
+class Catalog:
+    def __init__(self, entries: Iterable[CatalogEntry] = ()) -> None:
+        self._entries: dict[str, CatalogEntry] = {}
+        for entry in entries:
+            self.add(entry)
+
+    def add(self, entry: CatalogEntry) -> None:
+        self._entries[entry.id] = entry
+
+    def get(self, agent_id: str) -> CatalogEntry | None:
+        return self._entries.get(agent_id)
+
+    def entries(self) -> list[CatalogEntry]:
+        return list(self._entries.values())
+
+    def ids(self) -> list[str]:
+        return list(self._entries)
+
+
+def builtin_installation(entry: CatalogEntry) -> AgentInstallation:
+    return AgentInstallation(
+        id=entry.id, name=entry.name, executable_path="(built in)", source=InstallationSource.PINNED
+    )

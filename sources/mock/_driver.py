@@ -1,0 +1,259 @@
+"""The mock agent, played in-process from a script.
+
+It speaks the driver contract directly (there is no wire to decode), which
+makes it cheap enough for a thousand sessions in one process, and exact
+enough to exercise every engine rule. The player awaits every event it
+sends, so a full channel pauses it exactly as a full pipe pauses a real
+agent.
+
+Commands arrive through `send`: an interrupt or an answer takes effect at
+once (they wake any `Sleep` or `AwaitAnswer`); steer, configure, rollback,
+compact and prompts wait in a small inbox that the player serves between
+steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+
+from ...pipeline.channels import Channel, EndOfChannel
+from ...pipeline.driver import (
+    AgentExited,
+    Compact,
+    ConfigApplied,
+    ConfigRefused,
+    Configure,
+    DriverCommand,
+    Emitted,
+    EventSink,
+    Handshake,
+    Interrupt,
+    LaunchSpec,
+    RequestAsked,
+    Respond,
+    Rollback,
+    RollbackVerdict,
+    StartTurn,
+    SteerTurn,
+    SteerVerdict,
+    TurnBegan,
+    TurnFinished,
+    Withdraw,
+)
+from ...pipeline.events import (
+    AgentDetails,
+    Cancelled,
+    Capabilities,
+    Capability,
+    Completed,
+    ContextCompacted,
+    MessageEnded,
+    RequestOpened,
+    TextDelta,
+)
+from ._script import AwaitAnswer, Die, Emit, End, MockScript, Repeat, Sleep, Step
+
+__all__ = ["MockDriver", "mock_details"]
+
+VERSION = "mock-1"
+
+
+def mock_details(script: MockScript) -> AgentDetails:
+    features = {Capability.CONTEXT_USAGE, Capability.PLAN}
+    if script.permissions:
+        features |= {Capability.PERMISSIONS, Capability.QUESTIONS}
+    if script.steer:
+        features.add(Capability.STEER)
+    if script.compact:
+        features.add(Capability.COMPACT)
+    if script.resume:
+        features.add(Capability.RESUME)
+    if script.rollback:
+        features.add(Capability.ROLLBACK)
+    return AgentDetails(
+        version=VERSION,
+        capabilities=Capabilities(features=frozenset(features)),
+        config_options=script.options,
+    )
+
+
+class _Died(Exception):
+    pass
+
+
+class _Interrupted(Exception):
+    pass
+
+
+class MockDriver:
+    def __init__(self, script: MockScript, spec: LaunchSpec) -> None:
+        self._script = script
+        self._spec = spec
+        self._inbox: Channel[DriverCommand] = Channel(64, name=f"{spec.session_id}/mock-inbox")
+        self._later: deque[DriverCommand] = deque()  # prompts that arrived mid-turn
+        self._interrupt = asyncio.Event()
+        self._answered = asyncio.Event()
+        self._awaiting: str | None = None  # request id the script waits on
+        self._turn_index = 0
+        self._stopped = asyncio.Event()
+
+    async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
+        token = None
+        if self._script.resume:
+            token = self._spec.resume or f"mock-{self._spec.session_id}"
+        options = tuple(
+            (option.id, option.current)
+            for option in self._script.options
+            if option.current is not None
+        )
+        return Handshake(
+            details=mock_details(self._script),
+            resume_token=token,
+            options=options,
+            reliable_turn_end=self._script.deterministic,
+        )
+
+    async def send(self, command: DriverCommand) -> None:
+        match command:
+            case Interrupt():
+                self._interrupt.set()
+            case Respond(request_id=request_id) | Withdraw(request_id=request_id):
+                if request_id == self._awaiting:
+                    self._answered.set()
+            case _:
+                await self._inbox.send(command)
+
+    async def stop(self, grace: float) -> None:
+        self._stopped.set()
+        self._inbox.close()
+
+    async def run(self, events_out: EventSink) -> None:
+        try:
+            while not self._stopped.is_set():
+                command = self._later.popleft() if self._later else await self._next_command()
+                if command is None:
+                    return
+                await self._idle_command(command, events_out)
+        except _Died:
+            await events_out.send(AgentExited(status="9", stderr="mock died"))
+
+    async def _next_command(self) -> DriverCommand | None:
+        """The next command while idle; None once stopped."""
+        while not self._stopped.is_set():
+            try:
+                command = self._inbox.try_receive()
+            except EndOfChannel:
+                return None
+            if command is not None:
+                return command
+            await self._inbox.wait_readable()
+        return None
+
+    async def _idle_command(self, command: DriverCommand, events_out: EventSink) -> None:
+        match command:
+            case StartTurn(text=text):
+                await self._play_turn(text, events_out)
+            case Compact():
+                await events_out.send(TurnBegan())
+                await events_out.send(Emitted(kind=ContextCompacted()))
+                await events_out.send(TurnFinished(stop=Completed()))
+            case _:
+                await self._side_command(command, events_out)
+
+    async def _side_command(self, command: DriverCommand, events_out: EventSink) -> None:
+        """Commands answered the same way mid-turn or idle."""
+        match command:
+            case SteerTurn(prompt_id=prompt_id):
+                if self._script.steer_rejects:
+                    verdict = SteerVerdict(prompt_id=prompt_id, accepted=False, reason="busy")
+                else:
+                    verdict = SteerVerdict(prompt_id=prompt_id, accepted=True)
+                await events_out.send(verdict)
+            case Configure(option=option, value=value):
+                if any(o.id == option for o in self._script.options):
+                    await events_out.send(ConfigApplied(option=option, value=value))
+                else:
+                    await events_out.send(ConfigRefused(option=option, reason="unknown option"))
+            case Rollback():
+                refused = self._script.rollback == "refuse"
+                await events_out.send(
+                    RollbackVerdict(
+                        accepted=not refused,
+                        reason="the mock refuses rollbacks" if refused else None,
+                    )
+                )
+            case StartTurn() | Compact():
+                self._later.append(command)  # the engine queues; this is defensive
+
+    async def _play_turn(self, text: str, events_out: EventSink) -> None:
+        index = self._turn_index
+        self._turn_index += 1
+        self._interrupt.clear()
+        await events_out.send(TurnBegan())
+        steps: tuple[Step, ...]
+        if index < len(self._script.turns):
+            steps = self._script.turns[index]
+        else:
+            message_id = f"m{index + 1}"
+            steps = (
+                Emit(TextDelta(message_id=message_id, text=f"You said: {text}")),
+                Emit(MessageEnded(message_id)),
+            )
+        try:
+            ended = await self._play(steps, events_out)
+        except _Interrupted:
+            if not self._script.ignore_cancel:
+                await events_out.send(TurnFinished(stop=Cancelled()))
+            return
+        if not ended and self._script.deterministic:
+            await events_out.send(TurnFinished(stop=Completed()))
+
+    async def _play(self, steps: tuple[Step, ...], events_out: EventSink) -> bool:
+        """Play steps; True once an End step ended the turn."""
+        for step in steps:
+            await self._between_steps(events_out)
+            match step:
+                case Emit(kind=RequestOpened(request=request)):
+                    self._awaiting = request.id
+                    self._answered.clear()
+                    await events_out.send(RequestAsked(request=request))
+                case Emit(kind=kind):
+                    await events_out.send(Emitted(kind=kind))
+                case AwaitAnswer():
+                    if self._awaiting is not None:
+                        await self._pause(None, self._answered)
+                        self._awaiting = None
+                case End(stop=stop):
+                    if self._script.deterministic:
+                        await events_out.send(TurnFinished(stop=stop))
+                        return True
+                case Die():
+                    raise _Died
+                case Sleep(seconds=seconds):
+                    await self._pause(seconds, None)
+                case Repeat(times=times, steps=body):
+                    for _ in range(times):
+                        if await self._play(body, events_out):
+                            return True
+        return False
+
+    async def _between_steps(self, events_out: EventSink) -> None:
+        if self._interrupt.is_set():
+            raise _Interrupted
+        while len(self._inbox):
+            command = self._inbox.try_receive()
+            if command is not None:
+                await self._side_command(command, events_out)
+
+    async def _pause(self, seconds: float | None, until: asyncio.Event | None) -> None:
+        waits = [asyncio.ensure_future(self._interrupt.wait())]
+        if until is not None:
+            waits.append(asyncio.ensure_future(until.wait()))
+        try:
+            await asyncio.wait(waits, timeout=seconds, return_when="FIRST_COMPLETED")
+        finally:
+            for waiter in waits:
+                waiter.cancel()
+        if self._interrupt.is_set():
+            raise _Interrupted

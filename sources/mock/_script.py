@@ -1,0 +1,183 @@
+"""The mock agent's script: what a scripted session says and can do.
+
+Format (JSON, every field optional):
+
+    {"turns": [[step, ...], ...],       # turn i answers the i-th prompt
+     "steer": false, "steer_rejects": false, "compact": false,
+     "permissions": true, "resume": false, "rollback": false | true | "refuse",
+     "options": [ConfigOption, ...], "deterministic": true,
+     "ignore_cancel": false}
+
+Steps: `{"Emit": EventKind}` (as in the line-protocol schema; an emitted
+`RequestOpened` is the agent asking), `"AwaitAnswer"` (pause until the
+pending request is answered), `{"End": StopReason}`, `"Die"` (exit status
+"9", stderr "mock died"), `{"Sleep": ms}`, `{"Repeat": {"times": N,
+"steps": [...]}}`, `{"Usage": {"used_tokens": N, ...}}`.
+
+A prompt beyond the scripted turns gets an echo turn. With `deterministic`
+false the mock never ends a turn: the engine infers the end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import orjson
+
+from ...pipeline.events import (
+    ConfigOption,
+    ContextUsage,
+    EventKind,
+    Fields,
+    RequestOpened,
+    SessionUpdated,
+    ShapeError,
+    StatusChanged,
+    StopReason,
+    TurnEnded,
+    TurnStarted,
+    kind_from_wire,
+    stop_from_wire,
+    tag_of,
+)
+
+__all__ = [
+    "AwaitAnswer",
+    "Die",
+    "Emit",
+    "End",
+    "MockScript",
+    "Repeat",
+    "Sleep",
+    "Step",
+    "load_script",
+    "parse_script",
+]
+
+_ENGINE_KINDS = (TurnStarted, TurnEnded, StatusChanged, SessionUpdated)
+
+
+@attrs.frozen
+class Emit:
+    kind: EventKind
+
+
+@attrs.frozen
+class AwaitAnswer:
+    pass
+
+
+@attrs.frozen
+class End:
+    stop: StopReason
+
+
+@attrs.frozen
+class Die:
+    pass
+
+
+@attrs.frozen
+class Sleep:
+    seconds: float
+
+
+@attrs.frozen
+class Repeat:
+    times: int
+    steps: tuple[Step, ...]
+
+
+Step = Emit | AwaitAnswer | End | Die | Sleep | Repeat
+
+
+@attrs.frozen(kw_only=True)
+class MockScript:
+    turns: tuple[tuple[Step, ...], ...] = ()
+    steer: bool = False
+    steer_rejects: bool = False
+    compact: bool = False
+    permissions: bool = True
+    resume: bool = False
+    rollback: bool | str = False
+    options: tuple[ConfigOption, ...] = ()
+    deterministic: bool = True
+    ignore_cancel: bool = False
+
+
+def _step(raw: object, path: str) -> Step:
+    tag, payload = tag_of(raw, path, frozenset({"AwaitAnswer", "Die"}))
+    if tag == "AwaitAnswer":
+        return AwaitAnswer()
+    if tag == "Die":
+        return Die()
+    holder = Fields({tag: payload}, path)
+    if tag == "Emit":
+        kind = kind_from_wire(payload, f"{path}.Emit")
+        if isinstance(kind, _ENGINE_KINDS):
+            name = type(kind).__name__
+            raise ShapeError(f"{path}.Emit", f"{name} belongs to the engine; use turns and End")
+        return Emit(kind)
+    if tag == "End":
+        return End(stop_from_wire(payload, f"{path}.End"))
+    if tag == "Sleep":
+        return Sleep(holder.integer("Sleep") / 1000)
+    if tag == "Usage":
+        usage = Fields(payload, f"{path}.Usage")
+        return Emit(
+            ContextUsage(
+                used_tokens=usage.integer("used_tokens"),
+                window_tokens=usage.opt_integer("window_tokens"),
+                cost_usd=usage.opt_number("cost_usd"),
+            )
+        )
+    if tag == "Repeat":
+        body = Fields(payload, f"{path}.Repeat")
+        return Repeat(
+            times=body.integer("times"),
+            steps=tuple(_step(item, p) for p, item in body.array("steps")),
+        )
+    raise ShapeError(path, f"unknown step {tag!r}")
+
+
+def parse_script(raw: object) -> MockScript:
+    fields = Fields(raw, "script")
+    turns = []
+    for turn_path, turn in fields.array("turns", True):
+        if not isinstance(turn, list):
+            raise ShapeError(turn_path, "a turn is an array of steps")
+        turns.append(tuple(_step(step, f"{turn_path}[{i}]") for i, step in enumerate(turn)))
+    rollback = fields.raw.get("rollback", False)
+    if rollback not in (True, False, "refuse"):
+        fields.fail("rollback", 'expected true, false or "refuse"')
+    return MockScript(
+        turns=tuple(turns),
+        steer=fields.flag("steer", False),
+        steer_rejects=fields.flag("steer_rejects", False),
+        compact=fields.flag("compact", False),
+        permissions=fields.flag("permissions", True),
+        resume=fields.flag("resume", False),
+        rollback=rollback,
+        options=tuple(ConfigOption.from_wire(o, p) for p, o in fields.array("options", True)),
+        deterministic=fields.flag("deterministic", True),
+        ignore_cancel=fields.flag("ignore_cancel", False),
+    )
+
+
+def load_script(path: str | Path) -> MockScript:
+    """Read and check a script file; ShapeError or OSError say what is wrong."""
+    text = Path(path).read_bytes()
+    try:
+        raw = orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        raise ShapeError(str(path), f"not JSON: {error}") from None
+    return parse_script(raw)
+
+
+def requests_in(steps: tuple[Step, ...]) -> bool:
+    return any(
+        (isinstance(s, Emit) and isinstance(s.kind, RequestOpened))
+        or (isinstance(s, Repeat) and requests_in(s.steps))
+        for s in steps
+    )

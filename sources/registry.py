@@ -1,0 +1,14 @@
+"""The default catalog: one line per agent corral can drive.
+
+Providers register here; `sources/<provider>/` holds everything else.
+"""
+
+from __future__ import annotations
+
+from .catalog import Catalog
+
+__all__ = ["default_catalog"]
+
+
+def default_catalog() -> Catalog:
+    return Catalog([])
