@@ -23,6 +23,7 @@ from ..pipeline.events import (
     InstallationSource,
     MissingAgent,
 )
+from ..pipeline.telemetry import SessionTelemetry
 from ..sources.catalog import Catalog, CatalogEntry, builtin_installation
 from ..sources.discovery import locate, login_shell_path
 from ..sources.mock import MockDriver, MockScript, mock_details
@@ -40,7 +41,7 @@ def mock_entry(
         name=name,
         executable="",
         install_hint="built in: corral serve --mock SCRIPT",
-        make_driver=lambda installation, spec: MockDriver(script, spec),
+        make_driver=lambda installation, spec, telemetry: MockDriver(script, spec),
         details=mock_details(script),
         builtin=True,
     )
@@ -120,9 +121,13 @@ class AgentFinder:
         return entry, installation
 
     def driver(
-        self, entry: CatalogEntry, installation: AgentInstallation, launch: LaunchSpec
+        self,
+        entry: CatalogEntry,
+        installation: AgentInstallation,
+        launch: LaunchSpec,
+        telemetry: SessionTelemetry,
     ) -> Driver:
-        return entry.make_driver(installation, launch)
+        return entry.make_driver(installation, launch, telemetry)
 
     async def discover(self) -> DiscoveryReport:
         agents: list[AgentInstallation] = []

@@ -32,6 +32,7 @@ from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.events import AgentDetails, DiscoveryReport, PlanUsage
 from ..pipeline.policy import ModePolicy, Policy
 from ..pipeline.stages import Sink
+from ..pipeline.telemetry import Telemetry
 from ..sources.catalog import Catalog
 from ..sources.mock import MockScript
 from ._agents import AgentFinder
@@ -70,6 +71,7 @@ class Runtime:
         sinks: Sequence[SinkFactory] = (),
         policy: Policy | None = None,
         policy_loader: PolicyLoader | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.settings = settings if settings is not None else RuntimeSettings()
         self.agents = AgentFinder(
@@ -78,6 +80,7 @@ class Runtime:
             environ=dict(os.environ if environ is None else environ),
         )
         self._sink_factories = tuple(sinks)
+        self.telemetry = telemetry if telemetry is not None else Telemetry()
         self._policy = policy
         self._policy_loader = policy_loader
         self._sessions: dict[str, Session] = {}
@@ -163,7 +166,9 @@ class Runtime:
             env=spec.env,
             args=spec.args,
         )
-        driver = self.agents.driver(entry, installation, launch)
+        driver = self.agents.driver(
+            entry, installation, launch, self.telemetry.for_session(session_id, installation.id)
+        )
         policy = await self._session_policy(spec)
         session = Session(session_id=session_id, app_sink=app_sink)
         sinks: list[Sink] = [session.app_sink, *extra_sinks]

@@ -51,6 +51,8 @@ __all__ = [
     "InfoChanged",
     "Interrupt",
     "LaunchSpec",
+    "PromptSent",
+    "ReplayItem",
     "RequestAsked",
     "RequestWithdrawn",
     "Respond",
@@ -233,6 +235,25 @@ DriverEvent = (
     | AgentExited
     | WireFailed
 )
+
+# ---- replay -------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class PromptSent:
+    """Replay only: a prompt of the user's, as an agent's own transcript recorded it.
+
+    Readers of native transcripts (`sources/<agent>/`) yield `PromptSent`
+    and `DriverEvent`s in file order; the replay runs them through a real
+    engine (`prompt` for each `PromptSent`), so imported sessions get the
+    same turns, status and sequence rules as live ones.
+    """
+
+    text: str
+    at_ns: int | None = None  # when, if the transcript says
+
+
+ReplayItem = PromptSent | DriverEvent
 
 # ---- launching --------------------------------------------------------------
 

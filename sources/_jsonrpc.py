@@ -9,15 +9,14 @@ the driver to report. Responses are matched only against our own requests
 (a message without `method`), so the agent's request ids may equal ours.
 
 At EOF every request still waiting fails with `AgentGone` and `incoming`
-is closed. Raw lines can be observed (both directions) through `tap`, for
-wire recording.
+is closed. Raw lines (both directions) go to the session's telemetry, for
+wire recording; undecodable lines are counted there too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -26,6 +25,7 @@ import orjson
 from ..pipeline.channels import Channel
 from ..pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ..pipeline.errors import AgentGone
+from ..pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from ._process import AgentProcess
 
 __all__ = ["JsonRpcPeer", "RpcError", "RpcNotification", "RpcRequest", "WireNoise"]
@@ -65,22 +65,19 @@ class RpcError(Exception):
         self.data = data
 
 
-Tap = Callable[[str, bytes], None]  # (direction "in"/"out", raw line)
-
-
 class JsonRpcPeer:
     def __init__(
         self,
         process: AgentProcess,
         *,
         max_line: int = 64 * 1024 * 1024,
-        tap: Tap | None = None,
+        telemetry: SessionTelemetry = NULL_TELEMETRY,
     ) -> None:
         self._process = process
         self._decoder = JsonLinesDecoder(max_line=max_line)
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
-        self._tap = tap
+        self._telemetry = telemetry
         self._gone = False
         self.noise_count = 0
 
@@ -104,14 +101,16 @@ class JsonRpcPeer:
     ) -> None:
         if isinstance(item, Oversized):
             self.noise_count += 1
+            self._telemetry.decode_error("oversized")
             await incoming.send(WireNoise(f"a line of {item.length} bytes was too long", ""))
             return
         if isinstance(item, NotJson):
             self.noise_count += 1
+            self._telemetry.decode_error("not_json")
             await incoming.send(WireNoise(item.reason, item.prefix))
             return
-        if self._tap is not None:
-            self._tap("in", orjson.dumps(item))
+        if self._telemetry.records_wire:
+            self._telemetry.wire_line("in", orjson.dumps(item))
         method = item.get("method")
         if isinstance(method, str):
             if "id" in item and item["id"] is not None:
@@ -141,8 +140,8 @@ class JsonRpcPeer:
 
     async def _send(self, message: dict[str, Any]) -> None:
         line = orjson.dumps(message)
-        if self._tap is not None:
-            self._tap("out", line)
+        if self._telemetry.records_wire:
+            self._telemetry.wire_line("out", line)
         await self._process.write(line + b"\n")
 
     async def request(self, method: str, params: Any = None) -> Any:

@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 
 from ..pipeline.errors import AgentGone, CorralError, ErrorKind
+from ..pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 
 __all__ = ["AgentGone", "AgentProcess", "exit_status"]
 
@@ -41,8 +42,15 @@ def exit_status(returncode: int | None) -> str:
 
 
 class AgentProcess:
-    def __init__(self, process: asyncio.subprocess.Process, argv: Sequence[str]) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        argv: Sequence[str],
+        telemetry: SessionTelemetry = NULL_TELEMETRY,
+    ) -> None:
         self._process = process
+        self._telemetry = telemetry
+        self._exit_reported = False
         self.argv = tuple(argv)
         self.pid = process.pid
         self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
@@ -57,6 +65,7 @@ class AgentProcess:
         cwd: str,
         env: Mapping[str, str],
         tasks: asyncio.TaskGroup,
+        telemetry: SessionTelemetry = NULL_TELEMETRY,
     ) -> AgentProcess:
         try:
             process = await asyncio.create_subprocess_exec(
@@ -76,7 +85,8 @@ class AgentProcess:
                 searched=[argv[0]],
                 install_hint="",
             ) from None
-        agent = cls(process, argv)
+        agent = cls(process, argv, telemetry)
+        telemetry.process_started()
         tasks.create_task(agent._drain_stderr(), name=f"stderr-{process.pid}")
         return agent
 
@@ -124,7 +134,14 @@ class AgentProcess:
         return self._process.returncode
 
     async def wait(self) -> str:
-        return exit_status(await self._process.wait())
+        return self._report_exit(await self._process.wait())
+
+    def _report_exit(self, returncode: int | None) -> str:
+        status = exit_status(returncode)
+        if not self._exit_reported:
+            self._exit_reported = True
+            self._telemetry.process_exited(status)
+        return status
 
     def _signal_group(self, signum: int) -> bool:
         try:
@@ -152,4 +169,4 @@ class AgentProcess:
                 await self._process.wait()
         # The leader is gone; children it left in the group go too.
         self._signal_group(signal.SIGKILL)
-        return exit_status(self._process.returncode)
+        return self._report_exit(self._process.returncode)

@@ -14,10 +14,11 @@ import attrs
 
 from ..pipeline.driver import Driver, LaunchSpec
 from ..pipeline.events import AgentDetails, AgentInstallation, InstallationSource
+from ..pipeline.telemetry import SessionTelemetry
 
 __all__ = ["Catalog", "CatalogEntry", "DriverFactory"]
 
-DriverFactory = Callable[[AgentInstallation, LaunchSpec], Driver]
+DriverFactory = Callable[[AgentInstallation, LaunchSpec, SessionTelemetry], Driver]
 Prober = Callable[[AgentInstallation, Mapping[str, str]], Awaitable[AgentDetails]]
 
 

@@ -1,0 +1,70 @@
+"""The line protocol's guarantees, against `corral serve --mock` as a real process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+TEXT_TURN = {
+    "turns": [
+        [
+            {"Emit": {"TextDelta": {"message_id": "m1", "text": "hello"}}},
+            {"Emit": {"MessageEnded": {"message_id": "m1"}}},
+            {"End": {"Completed": {"source": "Protocol"}}},
+        ]
+    ]
+}
+
+
+async def test_hello_is_the_first_line(serve_mock: Any) -> None:
+    serve = await serve_mock(TEXT_TURN)
+    assert serve.lines[0] == {"hello": {"protocol": 1, "anyagent": serve.lines[0]["hello"]["anyagent"]}}
+    assert await serve.finish() == 0
+
+
+async def test_open_reply_precedes_every_event_of_the_session(serve_mock: Any, tmp_path: Path) -> None:
+    serve = await serve_mock(TEXT_TURN)
+    info = await serve.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path)})
+    await serve.ok({"cmd": "prompt", "session": info["id"], "text": "hi"})
+    await serve.wait_event(info["id"], "TurnEnded")
+    reply_at = next(i for i, line in enumerate(serve.lines) if line.get("ok", {}) == info)
+    first_event = next(i for i, line in enumerate(serve.lines) if "event" in line)
+    assert reply_at < first_event
+    assert await serve.finish() == 0
+
+
+async def test_eof_closes_every_session_once_and_exits_zero(serve_mock: Any, tmp_path: Path) -> None:
+    serve = await serve_mock(TEXT_TURN)
+    first = await serve.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path)})
+    second = await serve.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path)})
+    assert await serve.finish() == 0
+    closed = [line["closed"] for line in serve.lines if "closed" in line]
+    assert sorted(closed) == sorted([first["id"], second["id"]])
+
+
+async def test_a_line_that_is_not_json_is_a_bad_frame_and_the_loop_goes_on(
+    serve_mock: Any,
+) -> None:
+    serve = await serve_mock(TEXT_TURN)
+    await serve.send_raw(b"this is not json\n")
+    error = await serve.wait_for(lambda line: "error" in line)
+    assert error["id"] is None
+    assert error["error"]["kind"] == "BadFrame"
+    assert (await serve.ok({"cmd": "discover"}))["agents"][0]["id"] == "mock"
+    assert await serve.finish() == 0
+
+
+async def test_an_unknown_command_is_a_bad_frame_with_its_id(serve_mock: Any) -> None:
+    serve = await serve_mock(TEXT_TURN)
+    reply = await serve.request({"id": 7, "cmd": "dance"})
+    assert reply["id"] == 7
+    assert reply["error"]["kind"] == "BadFrame"
+    assert "dance" in reply["error"]["message"]
+    assert await serve.finish() == 0
+
+
+async def test_a_command_for_an_unknown_session_is_unknown_session(serve_mock: Any) -> None:
+    serve = await serve_mock(TEXT_TURN)
+    reply = await serve.request({"cmd": "prompt", "session": "s42", "text": "hi"})
+    assert reply["error"]["kind"] == "UnknownSession"
+    assert await serve.finish() == 0
