@@ -1,0 +1,84 @@
+"""Bounded channels: backpressure, the three endings, statistics."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from corral.pipeline.channels import BrokenChannel, Channel, ChannelClosed, EndOfChannel
+
+
+async def until(condition: Callable[[], bool], *, turns: int = 1000) -> None:
+    """Let other tasks run until `condition` holds (no wall-clock sleeping)."""
+    for _ in range(turns):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("condition never held")
+
+
+def test_a_capacity_below_one_is_refused() -> None:
+    with pytest.raises(ValueError):
+        Channel(0)
+
+
+async def test_a_full_channel_blocks_the_sender_until_room_is_made() -> None:
+    channel: Channel[int] = Channel(2)
+    await channel.send(1)
+    await channel.send(2)
+    sender = asyncio.create_task(channel.send(3))
+    await until(lambda: channel.statistics().waiting_senders == 1)
+    assert channel.statistics().depth == 2 and not sender.done()
+    assert await channel.receive() == 1
+    await sender
+    assert [await channel.receive(), await channel.receive()] == [2, 3]
+    assert channel.statistics().blocked_seconds_total > 0
+
+
+async def test_after_close_receivers_drain_then_see_the_end() -> None:
+    channel: Channel[int] = Channel(4)
+    await channel.send(1)
+    channel.close()
+    channel.close()  # idempotent
+    assert [item async for item in channel] == [1]
+    with pytest.raises(EndOfChannel):
+        await channel.receive()
+
+
+async def test_sending_after_your_own_close_is_channel_closed() -> None:
+    channel: Channel[int] = Channel(1)
+    channel.close()
+    with pytest.raises(ChannelClosed):
+        await channel.send(1)
+
+
+async def test_a_receiver_that_aborts_breaks_a_waiting_sender() -> None:
+    channel: Channel[int] = Channel(1)
+    await channel.send(1)
+    sender = asyncio.create_task(channel.send(2))
+    await until(lambda: channel.statistics().waiting_senders == 1)
+    channel.abort()
+    with pytest.raises(BrokenChannel):
+        await sender
+
+
+async def test_a_cancelled_sender_does_not_starve_the_next_one() -> None:
+    channel: Channel[int] = Channel(1)
+    await channel.send(0)
+    first = asyncio.create_task(channel.send(1))
+    second = asyncio.create_task(channel.send(2))
+    await until(lambda: channel.statistics().waiting_senders == 2)
+    first.cancel()
+    assert await channel.receive() == 0
+    await second
+    assert await channel.receive() == 2
+
+
+async def test_statistics_count_what_went_through() -> None:
+    channel: Channel[str] = Channel(3, name="edge")
+    for item in "abc":
+        await channel.send(item)
+    await channel.receive()
+    stats = channel.statistics()
+    assert (stats.name, stats.sent_total, stats.received_total, stats.depth) == ("edge", 3, 1, 2)
