@@ -222,7 +222,7 @@ class MockDriver:
                     await events_out.send(Emitted(kind=kind))
                 case AwaitAnswer():
                     if self._awaiting is not None:
-                        await self._pause(None, self._answered)
+                        await self._pause(None, self._answered, events_out)
                         self._awaiting = None
                 case End(stop=stop):
                     if self._script.deterministic:
@@ -231,7 +231,7 @@ class MockDriver:
                 case Die():
                     raise _Died
                 case Sleep(seconds=seconds):
-                    await self._pause(seconds, None)
+                    await self._pause(seconds, None, events_out)
                 case Repeat(times=times, steps=body):
                     for _ in range(times):
                         if await self._play(body, events_out):
@@ -246,14 +246,29 @@ class MockDriver:
             if command is not None:
                 await self._side_command(command, events_out)
 
-    async def _pause(self, seconds: float | None, until: asyncio.Event | None) -> None:
-        waits = [asyncio.ensure_future(self._interrupt.wait())]
-        if until is not None:
-            waits.append(asyncio.ensure_future(until.wait()))
-        try:
-            await asyncio.wait(waits, timeout=seconds, return_when="FIRST_COMPLETED")
-        finally:
-            for waiter in waits:
-                waiter.cancel()
+    async def _pause(
+        self, seconds: float | None, until: asyncio.Event | None, events_out: EventSink
+    ) -> None:
+        """Wait for the time, the event or an interrupt; serve side commands meanwhile."""
+        loop = asyncio.get_running_loop()
+        deadline = None if seconds is None else loop.time() + seconds
+        while not self._interrupt.is_set() and not (until is not None and until.is_set()):
+            if self._stopped.is_set():
+                raise _Interrupted  # the session is closing; stop playing
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return
+            waits = [
+                asyncio.ensure_future(self._interrupt.wait()),
+                asyncio.ensure_future(self._inbox.wait_readable()),
+            ]
+            if until is not None:
+                waits.append(asyncio.ensure_future(until.wait()))
+            try:
+                await asyncio.wait(waits, timeout=remaining, return_when="FIRST_COMPLETED")
+            finally:
+                for waiter in waits:
+                    waiter.cancel()
+            await self._between_steps(events_out)
         if self._interrupt.is_set():
             raise _Interrupted

@@ -1,0 +1,57 @@
+"""In-process helpers: a sink that can be stalled, and condition waits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from corral.pipeline.channels import Channel
+from corral.pipeline.events import Event
+from corral.pipeline.records import SinkItem
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait (yielding to other tasks) until `condition` holds; fail after `timeout`."""
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.001)
+
+
+class GateSink:
+    """A sink that consumes only while its gate is open; records what it saw."""
+
+    name = "gate"
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.seen: list[SinkItem] = []
+        self.channel: Channel[SinkItem] | None = None
+
+    async def run(self, items_in: Channel[SinkItem]) -> None:
+        self.channel = items_in
+        while True:
+            await self.gate.wait()
+            try:
+                item = await items_in.receive()
+            except Exception:
+                return
+            self.seen.append(item)
+
+    def events(self) -> list[Event]:
+        return [item for item in self.seen if isinstance(item, Event)]
+
+
+def text_turn(count: int) -> dict[str, object]:
+    return {
+        "turns": [
+            [
+                {
+                    "Repeat": {
+                        "times": count,
+                        "steps": [{"Emit": {"TextDelta": {"message_id": "m1", "text": "x"}}}],
+                    }
+                },
+                {"End": {"Completed": {"source": "Protocol"}}},
+            ]
+        ]
+    }
