@@ -21,7 +21,8 @@ demo: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/corral serve
 
-test: $(STAMP)
+# The whole suite: lint, types, then every test (unit, integration, e2e).
+test: lint typecheck
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
