@@ -1,0 +1,68 @@
+"""The mock script format: what reads, and the errors that say what is wrong."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+from corral.pipeline.events import Cancelled, ContextUsage, ShapeError, TextDelta
+from corral.sources.mock import load_script, parse_script
+from corral.sources.mock._script import AwaitAnswer, Die, Emit, End, Repeat, Sleep
+
+
+def test_an_empty_script_is_valid_and_asks_permission_by_default() -> None:
+    script = parse_script({})
+    assert script.turns == () and script.permissions and script.deterministic
+
+
+def test_every_step_kind_reads() -> None:
+    script = parse_script(
+        {
+            "turns": [
+                [
+                    {"Emit": {"TextDelta": {"message_id": "m", "text": "t"}}},
+                    "AwaitAnswer",
+                    {"Sleep": 250},
+                    {"Repeat": {"times": 3, "steps": ["Die"]}},
+                    {"Usage": {"used_tokens": 7, "cost_usd": 0.5}},
+                    {"End": "Cancelled"},
+                ]
+            ]
+        }
+    )
+    assert script.turns[0] == (
+        Emit(TextDelta(message_id="m", text="t")),
+        AwaitAnswer(),
+        Sleep(0.25),
+        Repeat(times=3, steps=(Die(),)),
+        Emit(ContextUsage(used_tokens=7, cost_usd=0.5)),
+        End(Cancelled()),
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        ({"turns": [["Jump"]]}, "script.turns[0][0]: unknown variant 'Jump'"),
+        ({"turns": [[{"Emit": {"TurnStarted": {"origin": "Agent"}}}]]}, "belongs to the engine"),
+        ({"turns": [[{"Sleep": "soon"}]]}, "Sleep: expected an integer"),
+        ({"turns": [[{"Emit": {"TextDelta": {"text": "t"}}}]]}, "message_id: missing"),
+        ({"rollback": "maybe"}, "rollback"),
+        ({"turns": {}}, "expected an array"),
+    ],
+)
+def test_a_bad_script_names_the_place_and_the_problem(raw: object, needle: str) -> None:
+    with pytest.raises(ShapeError) as raised:
+        parse_script(raw)
+    assert needle in str(raised.value)
+
+
+def test_every_shipped_script_reads() -> None:
+    scripts = resources.files("corral.sources").joinpath("mock/scripts")
+    names = sorted(entry.name for entry in scripts.iterdir() if entry.name.endswith(".json"))
+    assert {"coder.json", "tester.json", "reviewer.json", "crash.json", "big-turn.json"} <= set(
+        names
+    )
+    for name in names:
+        with resources.as_file(scripts.joinpath(name)) as path:
+            load_script(path)
