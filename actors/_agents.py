@@ -26,7 +26,7 @@ from ..pipeline.events import (
 from ..pipeline.telemetry import SessionTelemetry
 from ..sources.catalog import Catalog, CatalogEntry, builtin_installation
 from ..sources.discovery import locate, login_shell_path
-from ..sources.mock import MockDriver, MockScript, mock_details
+from ..sources.mock import MockDriver, MockScript, ProcessMockDriver, mock_details
 
 __all__ = ["AgentFinder", "mock_entry"]
 
@@ -41,7 +41,11 @@ def mock_entry(
         name=name,
         executable="",
         install_hint="built in: corral serve --mock SCRIPT",
-        make_driver=lambda installation, spec, telemetry: MockDriver(script, spec),
+        make_driver=lambda installation, spec, telemetry: (
+            ProcessMockDriver(script, spec, telemetry)
+            if script.process
+            else MockDriver(script, spec)
+        ),
         details=mock_details(script),
         builtin=True,
     )

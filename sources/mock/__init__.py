@@ -1,6 +1,14 @@
 """The scripted mock agent: for tests, demos and apps testing without agents."""
 
+from ._child import ProcessMockDriver
 from ._driver import MockDriver, mock_details
 from ._script import MockScript, load_script, parse_script
 
-__all__ = ["MockDriver", "MockScript", "load_script", "mock_details", "parse_script"]
+__all__ = [
+    "MockDriver",
+    "MockScript",
+    "ProcessMockDriver",
+    "load_script",
+    "mock_details",
+    "parse_script",
+]

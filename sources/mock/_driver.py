@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from typing import Protocol
 
 from ...pipeline.channels import Channel, EndOfChannel
 from ...pipeline.driver import (
@@ -52,7 +53,20 @@ from ...pipeline.events import (
     RequestOpened,
     TextDelta,
 )
-from ._script import AwaitAnswer, Die, Emit, End, MockScript, Repeat, Sleep, Step
+from ._script import (
+    AwaitAnswer,
+    Die,
+    Emit,
+    End,
+    Exit,
+    Flood,
+    MockScript,
+    Raw,
+    Repeat,
+    Sleep,
+    Stderr,
+    Step,
+)
 
 __all__ = ["MockDriver", "mock_details"]
 
@@ -82,13 +96,26 @@ class _Died(Exception):
     pass
 
 
+class ChildIO(Protocol):
+    """What the player can do to its own pipes when it runs as a child process."""
+
+    async def raw(self, data: bytes) -> None: ...
+
+    async def flood(self, size: int) -> None: ...
+
+    async def stderr(self, text: str) -> None: ...
+
+    async def exit(self, code: int) -> None: ...
+
+
 class _Interrupted(Exception):
     pass
 
 
 class MockDriver:
-    def __init__(self, script: MockScript, spec: LaunchSpec) -> None:
+    def __init__(self, script: MockScript, spec: LaunchSpec, io: ChildIO | None = None) -> None:
         self._script = script
+        self._io = io
         self._spec = spec
         self._inbox: Channel[DriverCommand] = Channel(64, name=f"{spec.session_id}/mock-inbox")
         self._later: deque[DriverCommand] = deque()  # prompts that arrived mid-turn
@@ -229,7 +256,12 @@ class MockDriver:
                         await events_out.send(TurnFinished(stop=stop))
                         return True
                 case Die():
+                    if self._io is not None:
+                        await self._io.stderr("mock died")
+                        await self._io.exit(9)
                     raise _Died
+                case Raw() | Flood() | Stderr() | Exit():
+                    await self._misbehave(step)
                 case Sleep(seconds=seconds):
                     await self._pause(seconds, None, events_out)
                 case Repeat(times=times, steps=body):
@@ -237,6 +269,20 @@ class MockDriver:
                         if await self._play(body, events_out):
                             return True
         return False
+
+    async def _misbehave(self, step: Raw | Flood | Stderr | Exit) -> None:
+        io = self._io
+        if io is None:
+            raise RuntimeError("process-only steps need the mock's process mode")
+        match step:
+            case Raw(data=data):
+                await io.raw(data)
+            case Flood(size=size):
+                await io.flood(size)
+            case Stderr(text=text):
+                await io.stderr(text)
+            case Exit(code=code):
+                await io.exit(code)
 
     async def _between_steps(self, events_out: EventSink) -> None:
         if self._interrupt.is_set():

@@ -14,13 +14,22 @@ pending request is answered), `{"End": StopReason}`, `"Die"` (exit status
 "9", stderr "mock died"), `{"Sleep": ms}`, `{"Repeat": {"times": N,
 "steps": [...]}}`, `{"Usage": {"used_tokens": N, ...}}`.
 
+With `"process": true` the mock runs as a child process speaking JSON lines
+over real pipes (see `_wire.py`), and four more steps misbehave on purpose:
+`{"Raw": "text"}` (written to stdout as is, no newline added),
+`{"RawBytes": "base64"}` (any bytes, e.g. invalid UTF-8), `{"Flood": N}`
+(one line of N bytes), `{"Stderr": "text"}` and `{"Exit": code}`.
+
 A prompt beyond the scripted turns gets an echo turn. With `deterministic`
 false the mock never ends a turn: the engine infers the end.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from pathlib import Path
+from typing import Any
 
 import attrs
 import orjson
@@ -47,9 +56,13 @@ __all__ = [
     "Die",
     "Emit",
     "End",
+    "Exit",
+    "Flood",
     "MockScript",
+    "Raw",
     "Repeat",
     "Sleep",
+    "Stderr",
     "Step",
     "load_script",
     "parse_script",
@@ -89,7 +102,32 @@ class Repeat:
     steps: tuple[Step, ...]
 
 
-Step = Emit | AwaitAnswer | End | Die | Sleep | Repeat
+@attrs.frozen
+class Raw:
+    """Process mode only: bytes written to stdout exactly as given."""
+
+    data: bytes
+
+
+@attrs.frozen
+class Flood:
+    """Process mode only: one stdout line of `size` bytes."""
+
+    size: int
+
+
+@attrs.frozen
+class Stderr:
+    text: str
+
+
+@attrs.frozen
+class Exit:
+    code: int
+
+
+Step = Emit | AwaitAnswer | End | Die | Sleep | Repeat | Raw | Flood | Stderr | Exit
+_PROCESS_ONLY = (Raw, Flood, Stderr, Exit)
 
 
 @attrs.frozen(kw_only=True)
@@ -104,6 +142,9 @@ class MockScript:
     options: tuple[ConfigOption, ...] = ()
     deterministic: bool = True
     ignore_cancel: bool = False
+    process: bool = False
+    # The script as written, for the child process of process mode.
+    source: dict[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
 
 
 def _step(raw: object, path: str) -> Step:
@@ -132,6 +173,19 @@ def _step(raw: object, path: str) -> Step:
                 cost_usd=usage.opt_number("cost_usd"),
             )
         )
+    if tag == "Raw":
+        return Raw(holder.string("Raw").encode("utf-8"))
+    if tag == "RawBytes":
+        try:
+            return Raw(base64.b64decode(holder.string("RawBytes"), validate=True))
+        except binascii.Error:
+            raise ShapeError(f"{path}.RawBytes", "not valid base64") from None
+    if tag == "Flood":
+        return Flood(holder.integer("Flood"))
+    if tag == "Stderr":
+        return Stderr(holder.string("Stderr"))
+    if tag == "Exit":
+        return Exit(holder.integer("Exit"))
     if tag == "Repeat":
         body = Fields(payload, f"{path}.Repeat")
         return Repeat(
@@ -148,6 +202,15 @@ def parse_script(raw: object) -> MockScript:
         if not isinstance(turn, list):
             raise ShapeError(turn_path, "a turn is an array of steps")
         turns.append(tuple(_step(step, f"{turn_path}[{i}]") for i, step in enumerate(turn)))
+    process = fields.flag("process", False)
+    if not process:
+        for index, turn in enumerate(turns):
+            for step_index, step in enumerate(_flatten(turn)):
+                if isinstance(step, _PROCESS_ONLY):
+                    raise ShapeError(
+                        f"script.turns[{index}]",
+                        f'{type(step).__name__} steps need "process": true (step {step_index})',
+                    )
     rollback = fields.raw.get("rollback", False)
     if rollback not in (True, False, "refuse"):
         fields.fail("rollback", 'expected true, false or "refuse"')
@@ -162,7 +225,16 @@ def parse_script(raw: object) -> MockScript:
         options=tuple(ConfigOption.from_wire(o, p) for p, o in fields.array("options", True)),
         deterministic=fields.flag("deterministic", True),
         ignore_cancel=fields.flag("ignore_cancel", False),
+        process=process,
+        source=dict(fields.raw),
     )
+
+
+def _flatten(steps: tuple[Step, ...]) -> list[Step]:
+    flat: list[Step] = []
+    for step in steps:
+        flat.extend(_flatten(step.steps) if isinstance(step, Repeat) else [step])
+    return flat
 
 
 def load_script(path: str | Path) -> MockScript:

@@ -1,0 +1,141 @@
+"""The mock agent in process mode: the parent side, a real stdio source.
+
+It launches `python -m corral.sources.mock.agent` in its own process group,
+sends the script and then each command as a JSON line, and reads driver
+events back through the same sans-IO path a real agent's source uses:
+`JsonLinesDecoder` (size cap, `\\n` only) then `decode_event`. A line that is
+not JSON, too long, or not a mock event becomes a Warning `Diagnostic` (with
+`corral/decode_error`) or an Info one (with `corral/unknown_frame` and the
+raw frame) — never silence. When stdout ends, the exit status and the
+stderr tail become `AgentExited`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+
+import orjson
+
+from ...pipeline.channels import BrokenChannel, Channel
+from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
+from ...pipeline.driver import (
+    AgentExited,
+    DriverCommand,
+    DriverEvent,
+    Emitted,
+    EventSink,
+    Handshake,
+    LaunchSpec,
+)
+from ...pipeline.errors import AgentGone
+from ...pipeline.events import Diagnostic, DiagnosticLevel, ShapeError
+from ...pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
+from .._process import AgentProcess
+from ._driver import MockDriver
+from ._script import MockScript
+from ._wire import decode_event, encode_command
+
+__all__ = ["ProcessMockDriver"]
+
+MAX_LINE = 16 * 1024 * 1024
+
+
+def decode_problem(kind: str, message: str, **extra: object) -> Emitted:
+    return Emitted(
+        kind=Diagnostic(level=DiagnosticLevel.WARNING, message=message),
+        extensions={"corral/decode_error": kind, **extra},
+    )
+
+
+class ProcessMockDriver:
+    def __init__(
+        self,
+        script: MockScript,
+        spec: LaunchSpec,
+        telemetry: SessionTelemetry = NULL_TELEMETRY,
+        *,
+        max_line: int = MAX_LINE,
+    ) -> None:
+        self._script = script
+        self._spec = spec
+        self._telemetry = telemetry
+        self._max_line = max_line
+        self._process: AgentProcess | None = None
+        self._frames: Channel[DriverEvent] = Channel(64, name=f"{spec.session_id}/mock-child")
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
+        argv = [sys.executable, "-m", "corral.sources.mock.agent", *self._spec.args]
+        env = {**os.environ, **dict(self._spec.env)}
+        self._process = await AgentProcess.spawn(
+            argv, cwd=self._spec.dir, env=env, tasks=tasks, telemetry=self._telemetry
+        )
+        await self._write({"Script": self._script.source})
+        tasks.create_task(self._read(self._process), name=f"{self._spec.session_id}-mock-read")
+        return await MockDriver(self._script, self._spec).start(tasks)
+
+    async def _read(self, process: AgentProcess) -> None:
+        decoder = JsonLinesDecoder(max_line=self._max_line)
+        try:
+            while chunk := await process.read():
+                for item in decoder.feed(chunk):
+                    await self._frames.send(self._translate(item))
+            for item in decoder.end():
+                await self._frames.send(self._translate(item))
+            status = await process.wait()
+            await self._frames.send(AgentExited(status=status, stderr=process.stderr_tail()))
+        except BrokenChannel:
+            pass  # stopped: nobody reads any more
+        finally:
+            self._frames.close()
+
+    def _translate(self, item: dict[str, object] | NotJson | Oversized) -> DriverEvent:
+        if isinstance(item, Oversized):
+            self._telemetry.decode_error("oversized")
+            return decode_problem(
+                "oversized", f"the agent wrote a line of {item.length} bytes; it was skipped"
+            )
+        if isinstance(item, NotJson):
+            self._telemetry.decode_error("not_json")
+            return decode_problem(
+                "not_json",
+                f"the agent wrote a line that is not JSON ({item.reason})",
+                **{"mock/raw_line": item.prefix},
+            )
+        if self._telemetry.records_wire:
+            self._telemetry.wire_line("in", orjson.dumps(item))
+        try:
+            return decode_event(item)
+        except ShapeError as error:
+            self._telemetry.unknown_frame()
+            frame_type = next(iter(item), "?") if len(item) == 1 else "?"
+            return Emitted(
+                kind=Diagnostic(level=DiagnosticLevel.INFO, message=f"unknown mock frame: {error}"),
+                extensions={"corral/unknown_frame": frame_type, "mock/raw_frame": item},
+            )
+
+    async def run(self, events_out: EventSink) -> None:
+        async for event in self._frames:
+            await events_out.send(event)
+
+    async def _write(self, message: dict[str, object]) -> None:
+        assert self._process is not None
+        line = orjson.dumps(message)
+        if self._telemetry.records_wire:
+            self._telemetry.wire_line("out", line)
+        await self._process.write(line + b"\n")
+
+    async def send(self, command: DriverCommand) -> None:
+        with contextlib.suppress(AgentGone):  # `run` reports the exit
+            await self._write(encode_command(command))
+
+    async def stop(self, grace: float) -> None:
+        if self._process is not None:
+            await self._process.stop(grace)
+        self._frames.abort()

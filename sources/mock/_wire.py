@@ -1,0 +1,170 @@
+"""The mock agent's wire, for its process mode: driver messages as JSON lines.
+
+Parent → child: one `DriverCommand` per line, externally tagged
+(`{"StartTurn": {...}}`), after a first `{"Script": {...}}` line. Child →
+parent: one `DriverEvent` per line (`{"Emitted": {"kind": EventKind}}`,
+`{"TurnFinished": {"stop": StopReason}}`, ...). Sans-IO: values in, values
+out; `decode_event` raises `ShapeError` for anything else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...pipeline.commands import RollbackScope
+from ...pipeline.driver import (
+    Compact,
+    ConfigApplied,
+    ConfigRefused,
+    Configure,
+    DriverCommand,
+    DriverEvent,
+    Emitted,
+    Interrupt,
+    RequestAsked,
+    Respond,
+    Rollback,
+    RollbackVerdict,
+    StartTurn,
+    SteerTurn,
+    SteerVerdict,
+    TurnBegan,
+    TurnFinished,
+    Withdraw,
+)
+from ...pipeline.events import (
+    Fields,
+    ShapeError,
+    answer_from_wire,
+    config_value_from_wire,
+    kind_from_wire,
+    request_from_wire,
+    stop_from_wire,
+    stop_to_wire,
+    tag_of,
+)
+
+__all__ = ["decode_command", "decode_event", "encode_command", "encode_event"]
+
+
+def encode_command(command: DriverCommand) -> dict[str, Any]:
+    match command:
+        case StartTurn() | SteerTurn():
+            body = {
+                "turn_id": command.turn_id,
+                "prompt_id": command.prompt_id,
+                "text": command.text,
+                "attachments": list(command.attachments),
+            }
+            return {type(command).__name__: body}
+        case Interrupt(turn_id=turn_id):
+            return {"Interrupt": {"turn_id": turn_id}}
+        case Respond(request_id=request_id, answer=answer, message=message):
+            return {
+                "Respond": {
+                    "request_id": request_id,
+                    "answer": answer.to_wire(),
+                    "message": message,
+                }
+            }
+        case Withdraw(request_id=request_id):
+            return {"Withdraw": {"request_id": request_id}}
+        case Configure(option=option, value=value):
+            return {"Configure": {"option": option, "value": value}}
+        case Rollback(turns=turns, scope=scope):
+            return {"Rollback": {"turns": turns, "scope": scope.value}}
+        case Compact():
+            return {"Compact": {}}
+
+
+def decode_command(raw: object) -> DriverCommand:
+    tag, payload = tag_of(raw, "command")
+    f = Fields(payload, tag)
+    match tag:
+        case "StartTurn" | "SteerTurn":
+            cls = StartTurn if tag == "StartTurn" else SteerTurn
+            return cls(
+                turn_id=f.string("turn_id"),
+                prompt_id=f.string("prompt_id"),
+                text=f.string("text"),
+                attachments=f.strings("attachments", True),
+            )
+        case "Interrupt":
+            return Interrupt(f.string("turn_id"))
+        case "Respond":
+            return Respond(
+                request_id=f.string("request_id"),
+                answer=answer_from_wire(f.value("answer"), "Respond.answer"),
+                message=f.opt_string("message"),
+            )
+        case "Withdraw":
+            return Withdraw(f.string("request_id"))
+        case "Configure":
+            return Configure(
+                option=f.string("option"),
+                value=config_value_from_wire(f.value("value"), "Configure.value"),
+            )
+        case "Rollback":
+            return Rollback(
+                turns=f.integer("turns"),
+                scope=f.choice("scope", {s.value: s for s in RollbackScope}),
+            )
+        case "Compact":
+            return Compact()
+    raise ShapeError(tag, "unknown command")
+
+
+def encode_event(event: DriverEvent) -> dict[str, Any]:
+    match event:
+        case TurnBegan():
+            return {"TurnBegan": {}}
+        case Emitted(kind=kind, parent_tool_id=parent):
+            return {"Emitted": {"kind": kind.to_wire(), "parent_tool_id": parent}}
+        case TurnFinished(stop=stop):
+            return {"TurnFinished": {"stop": stop_to_wire(stop)}}
+        case RequestAsked(request=request):
+            return {"RequestAsked": {"request": request.to_wire()}}
+        case SteerVerdict(prompt_id=prompt_id, accepted=accepted, reason=reason):
+            return {
+                "SteerVerdict": {"prompt_id": prompt_id, "accepted": accepted, "reason": reason}
+            }
+        case ConfigApplied(option=option, value=value):
+            return {"ConfigApplied": {"option": option, "value": value}}
+        case ConfigRefused(option=option, reason=reason):
+            return {"ConfigRefused": {"option": option, "reason": reason}}
+        case RollbackVerdict(accepted=accepted, reason=reason):
+            return {"RollbackVerdict": {"accepted": accepted, "reason": reason}}
+    raise ValueError(f"the mock wire does not carry {type(event).__name__}")
+
+
+def decode_event(raw: object) -> DriverEvent:
+    tag, payload = tag_of(raw, "event")
+    f = Fields(payload, tag)
+    match tag:
+        case "TurnBegan":
+            return TurnBegan()
+        case "Emitted":
+            return Emitted(
+                kind=kind_from_wire(f.value("kind"), "Emitted.kind"),
+                parent_tool_id=f.opt_string("parent_tool_id"),
+            )
+        case "TurnFinished":
+            return TurnFinished(stop=stop_from_wire(f.value("stop"), "TurnFinished.stop"))
+        case "RequestAsked":
+            return RequestAsked(request=request_from_wire(f.value("request"), "RequestAsked"))
+        case "SteerVerdict":
+            return SteerVerdict(
+                prompt_id=f.string("prompt_id"),
+                accepted=f.flag("accepted"),
+                reason=f.opt_string("reason"),
+            )
+        case "ConfigApplied":
+            return ConfigApplied(
+                option=f.string("option"),
+                value=config_value_from_wire(f.value("value"), "ConfigApplied.value"),
+            )
+        case "ConfigRefused":
+            return ConfigRefused(option=f.string("option"), reason=f.string("reason"))
+        case "RollbackVerdict":
+            return RollbackVerdict(accepted=f.flag("accepted"), reason=f.opt_string("reason"))
+    raise ShapeError(tag, f"unknown mock event {tag!r}")
