@@ -43,6 +43,9 @@ class StdoutStream:
     async def write(self, data: bytes) -> None:
         try:
             if self._writer is not None:
+                if self._writer.transport.is_closing():
+                    # The app's end went away; uvloop refuses writes to a closed pipe.
+                    raise BrokenPipeError("the app closed its end of stdout")
                 self._writer.write(data)
                 await self._writer.drain()
             else:
