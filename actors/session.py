@@ -39,6 +39,7 @@ from .engine import Engine, Pending
 __all__ = ["ActorSettings", "SessionActor"]
 
 T = TypeVar("T")
+_FAIR_SHARE = 32  # driver events handled before yielding to other tasks
 
 
 @attrs.frozen(kw_only=True)
@@ -136,6 +137,7 @@ class SessionActor:
 
     async def _loop(self) -> None:
         engine = self.engine
+        streak = 0
         while True:
             await self._flush_outbox()
             await self._flush_driver()
@@ -150,6 +152,12 @@ class SessionActor:
                 continue
             if event is not None:
                 engine.on_driver_event(event)
+                streak += 1
+                if streak >= _FAIR_SHARE:
+                    # While channels have room nothing here suspends; let the
+                    # other sessions (and the app's commands) run now and then.
+                    streak = 0
+                    await asyncio.sleep(0)
                 continue
             engine.on_quiescent()
             if engine.outbox or engine.to_driver:
