@@ -3,6 +3,7 @@
 corral serve [--mock SCRIPT]   the line protocol on stdin/stdout
 corral demo                    watch mock sessions run, then a summary
 corral schema                  print the line-protocol JSON schema
+corral policy check|explain    check a permission policy file; say what it would decide
 corral --version
 """
 
@@ -48,12 +49,25 @@ def _load_mock(path: str | None) -> Any:
         raise SystemExit(f"corral: bad mock script {path}: {error}") from None
 
 
+def _load_policy(path: str | None) -> Any:
+    if path is None:
+        return None
+    from ..pipeline.rules import PolicyError, load_policy
+
+    try:
+        return load_policy(path)
+    except PolicyError as error:
+        problems = "\n".join(problem.render(error.source) for problem in error.problems)
+        raise SystemExit(f"corral: bad policy:\n{problems}") from None
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .runtime import Runtime
     from .server import serve
     from .stdio import open_stdio
 
     script = _load_mock(args.mock)
+    policy = _load_policy(args.policy)
 
     async def main() -> int:
         stdin, stdout = await open_stdio()
@@ -61,7 +75,7 @@ def _serve(args: argparse.Namespace) -> int:
             stdin=stdin,
             stdout=stdout,
             version=version(),
-            make_runtime=lambda: Runtime(mock=script),
+            make_runtime=lambda: Runtime(mock=script, policy=policy),
         )
 
     return run_async(main)
@@ -98,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SCRIPT",
         help="offer one agent, `mock`, that plays this JSON script in every session",
     )
+    serve.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="the permission policy for every session (a TOML file or preset:<Name>); "
+        "a session may bring its own with open's `policy`",
+    )
     serve.set_defaults(run=_serve)
 
     demo = commands.add_parser(
@@ -111,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print the line-protocol JSON schema")
     schema.set_defaults(run=_schema)
+
+    from .policy_cli import register_cli
+
+    register_cli(commands)
     return parser
 
 

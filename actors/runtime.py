@@ -30,7 +30,8 @@ from ..pipeline.commands import AgentRef, PermissionMode, SessionOptions
 from ..pipeline.driver import Driver, LaunchSpec
 from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.events import AgentDetails, DiscoveryReport, PlanUsage
-from ..pipeline.policy import ModePolicy, Policy
+from ..pipeline.policy import Policy
+from ..pipeline.rules import guarded_modes, load_policy
 from ..pipeline.stages import Sink
 from ..pipeline.telemetry import Telemetry
 from ..sources.catalog import Catalog
@@ -82,7 +83,7 @@ class Runtime:
         self._sink_factories = tuple(sinks)
         self.telemetry = telemetry if telemetry is not None else Telemetry()
         self._policy = policy
-        self._policy_loader = policy_loader
+        self._policy_loader = policy_loader if policy_loader is not None else load_policy
         self._sessions: dict[str, Session] = {}
         self._ended: set[str] = set()
         self._count = 0
@@ -207,7 +208,7 @@ class Runtime:
                     ErrorKind.INVALID_CONFIGURATION, "this runtime cannot load policy files"
                 )
             return await asyncio.to_thread(self._policy_loader, spec.policy)
-        return self._policy if self._policy is not None else ModePolicy()
+        return self._policy if self._policy is not None else guarded_modes()
 
     async def _run_session(
         self,

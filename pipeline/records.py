@@ -30,8 +30,8 @@ class Decision:
     """How one request ended: exactly one per request.
 
     `decision`: allow_once, allow_always, deny_once, deny_always, answered
-    (questions), cancelled, timeout. `decided_by`: `rule:<id>`, `mode:<mode>`,
-    app, timeout, cancel, turn_end, shutdown, agent.
+    (questions), cancelled, timeout. `decided_by`: `rule:<id>`, `guard:<id>`,
+    `mode:<mode>`, app, timeout, cancel, turn_end, shutdown, agent.
     """
 
     session_id: str

@@ -1,0 +1,363 @@
+"""`RulePolicy`: ordered rules, then the mode, with the guards before any allow.
+
+In: a request and its `PolicyContext`, the moment it enters the session.
+Out: a `Verdict` (`Decide` or `Forward`), and on demand the `Explanation`
+behind it (`explain_request`); both come from the same evaluation.
+
+A permission request is judged per subject (each command of a compound
+shell line, each path a file tool names): the first rule that matches a
+subject decides it; a subject no rule matches goes to the mode (the
+policy's `mode`, else the session's), judged as `ModePolicy` does. The
+request's verdict is the strictest of its subjects' (deny, then ask, then
+allow), so `git status && rm -rf build` is allowed only if both commands
+are. Before any allow, the guards: a hit turns the allow into the guard's
+action unless the policy turned the guard off or every rule that allowed
+the subjects concerned names it in `override_guards`. A guard also strips
+an allowing `on_timeout` from a forwarded request.
+
+A question request is judged per question by the `request = "question"`
+rules; it is answered only if every question gets an answer, else
+forwarded. Questions never go to the mode.
+
+Choices follow the offer: an allow is `AllowOnce` (`AllowAlways` only when
+the rule says `always` and the agent offers it); a verdict the offer cannot
+express is forwarded to the app instead, with a note.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..commands import PermissionMode
+from ..events import (
+    Answer,
+    ChoicesAnswer,
+    PermissionAnswer,
+    PermissionChoice,
+    PermissionRequest,
+    Question,
+    QuestionAnswer,
+    QuestionRequest,
+    QuestionsAnswer,
+    Request,
+    TextAnswer,
+)
+from ..policy import Decide, Forward, ModePolicy, PolicyContext, Verdict
+from ._explain import Explanation, GuardTrace, SubjectTrace
+from ._guards import GuardHit, Guards
+from ._match import Facts, mismatch, question_mismatch, request_facts
+from ._model import Action, GuardAction, PolicySpec, RequestKind, Rule, TimeoutChoice
+
+__all__ = ["RulePolicy"]
+
+_STRICTNESS = {"deny": 0, "ask": 1, "allow": 2, "allow_always": 2}
+
+
+class RulePolicy:
+    """A policy file, ready to decide. Stateless: one may serve many sessions."""
+
+    def __init__(self, *, spec: PolicySpec, home: str) -> None:
+        self.spec = spec
+        self.home = home
+        self._guards = Guards(home, writable=spec.writable)
+        self._rules = {rule.id: rule for rule in spec.rules}
+
+    def __repr__(self) -> str:
+        return f"RulePolicy({self.spec.source!r}, {len(self.spec.rules)} rules)"
+
+    def decide(self, request: Request, context: PolicyContext) -> Verdict:
+        return self.explain_request(request, context).verdict
+
+    def explain_request(self, request: Request, context: PolicyContext) -> Explanation:
+        if isinstance(request, QuestionRequest):
+            return self._questions(request, context)
+        return self._permission(request, context)
+
+    # ---- permissions --------------------------------------------------------------
+
+    def _permission(self, request: PermissionRequest, context: PolicyContext) -> Explanation:
+        facts = request_facts(request, context, self.home)
+        mode = self.spec.mode or context.mode
+        mode_allows = isinstance(
+            ModePolicy().decide(request, attrs.evolve(context, mode=mode)), Decide
+        )
+        traces = tuple(
+            self._trace(facts, index, mode, mode_allows) for index in range(len(facts.subjects))
+        )
+        hits = self._guards.hits(facts)
+        strictest = min(traces, key=lambda trace: _STRICTNESS[trace.outcome])
+        notes: list[str] = []
+        guard_traces: list[GuardTrace] = []
+        if strictest.outcome == "deny":
+            verdict = self._deny(request, strictest.decided_by, self._rule(strictest), notes)
+        elif strictest.outcome == "ask":
+            verdict = self._forward(
+                request, self._rule(strictest), strictest.decided_by, hits, notes
+            )
+        else:
+            blocking = self._blocking(hits, traces, guard_traces)
+            if blocking is not None:
+                verdict = self._guarded(request, blocking, hits, notes)
+            else:
+                always = all(trace.outcome == "allow_always" for trace in traces)
+                verdict = self._allow(request, strictest.decided_by, always, notes)
+        if not guard_traces:
+            guard_traces = [
+                GuardTrace(guard=h.guard, detail=h.detail, applied=False, why="nothing was allowed")
+                for h in hits
+            ]
+        return Explanation(
+            request=_describe(facts),
+            verdict=verdict,
+            subjects=traces,
+            guards=tuple(guard_traces),
+            notes=tuple(notes),
+        )
+
+    def _trace(
+        self, facts: Facts, index: int, mode: PermissionMode, mode_allows: bool
+    ) -> SubjectTrace:
+        subject = facts.subjects[index]
+        skipped: list[tuple[str, str]] = []
+        for rule in self.spec.rules:
+            if rule.request is not RequestKind.PERMISSION:
+                continue
+            reason = mismatch(rule, facts, subject)
+            if reason is not None:
+                skipped.append((rule.id, reason))
+                continue
+            outcome = rule.action.value
+            if rule.action is Action.ALLOW and rule.always:
+                outcome = "allow_always"
+            return SubjectTrace(
+                subject=subject.label,
+                outcome=outcome,
+                decided_by=f"rule:{rule.id}",
+                skipped=tuple(skipped),
+            )
+        return SubjectTrace(
+            subject=subject.label,
+            outcome="allow" if mode_allows else "ask",
+            decided_by=f"mode:{mode.value}",
+            skipped=tuple(skipped),
+            note="no rule matched: the mode decides",
+        )
+
+    def _rule(self, trace: SubjectTrace) -> Rule | None:
+        return self._rules.get(trace.decided_by.removeprefix("rule:"))
+
+    def _blocking(
+        self, hits: tuple[GuardHit, ...], traces: tuple[SubjectTrace, ...], out: list[GuardTrace]
+    ) -> GuardHit | None:
+        blocking: GuardHit | None = None
+        for hit in hits:
+            why = self._waiver(hit, traces)
+            if why is None:
+                why = "turns the allow into " + self.spec.guard_action(hit.guard).value
+                blocking = blocking or hit
+                out.append(GuardTrace(guard=hit.guard, detail=hit.detail, applied=True, why=why))
+            else:
+                out.append(GuardTrace(guard=hit.guard, detail=hit.detail, applied=False, why=why))
+        return blocking
+
+    def _waiver(self, hit: GuardHit, traces: tuple[SubjectTrace, ...]) -> str | None:
+        """Why a guard hit does not stop this allow, or None if it does."""
+        if self.spec.guard_action(hit.guard) is GuardAction.OFF:
+            return "turned off in this policy"
+        rules = [self._rule(traces[index]) for index in hit.subjects]
+        if rules and all(rule is not None and hit.guard in rule.override_guards for rule in rules):
+            names = ", ".join(sorted({f"rule:{rule.id}" for rule in rules if rule is not None}))
+            return f"overridden by {names}"
+        return None
+
+    def _allow(
+        self, request: PermissionRequest, decided_by: str, always: bool, notes: list[str]
+    ) -> Verdict:
+        offered = request.options
+        if always and PermissionChoice.ALLOW_ALWAYS in offered:
+            choice = PermissionChoice.ALLOW_ALWAYS
+        elif PermissionChoice.ALLOW_ONCE in offered:
+            choice = PermissionChoice.ALLOW_ONCE
+        else:
+            notes.append("the agent does not offer AllowOnce: the app decides")
+            return Forward(reason=decided_by, deadline_seconds=self.spec.deadline)
+        return Decide(answer=PermissionAnswer(choice), decided_by=decided_by)
+
+    def _deny(
+        self, request: PermissionRequest, decided_by: str, rule: Rule | None, notes: list[str]
+    ) -> Verdict:
+        message = rule.message if rule is not None and rule.message else None
+        rule_name = decided_by.removeprefix("rule:")
+        answer = _deny_answer(request, always=rule is not None and rule.always)
+        if answer is None:
+            notes.append("the agent offers no deny choice: the app decides")
+            return Forward(reason=decided_by, deadline_seconds=self.spec.deadline)
+        return Decide(
+            answer=answer,
+            decided_by=decided_by,
+            message=message or f"denied by corral's policy (rule {rule_name})",
+        )
+
+    def _guarded(
+        self,
+        request: PermissionRequest,
+        hit: GuardHit,
+        hits: tuple[GuardHit, ...],
+        notes: list[str],
+    ) -> Verdict:
+        decided_by = f"guard:{hit.guard}"
+        if self.spec.guard_action(hit.guard) is GuardAction.ASK:
+            return self._forward(request, None, decided_by, hits, notes)
+        answer = _deny_answer(request, always=False)
+        if answer is None:
+            notes.append("the agent offers no deny choice: the app decides")
+            return Forward(reason=decided_by, deadline_seconds=self.spec.deadline)
+        return Decide(answer=answer, decided_by=decided_by, message=hit.message)
+
+    def _forward(
+        self,
+        request: PermissionRequest,
+        rule: Rule | None,
+        reason: str,
+        hits: tuple[GuardHit, ...],
+        notes: list[str],
+    ) -> Forward:
+        deadline = self.spec.deadline
+        choice = self.spec.on_timeout
+        message = None
+        if rule is not None:
+            deadline = rule.deadline or deadline
+            choice = rule.on_timeout or choice
+            message = rule.message
+        if deadline is None:
+            return Forward(reason=reason)
+        if choice is not None and choice.allows:
+            waived = rule.override_guards if rule is not None else frozenset()
+            stopping = [
+                h.guard
+                for h in hits
+                if h.guard not in waived and self.spec.guard_action(h.guard) is not GuardAction.OFF
+            ]
+            if stopping:
+                notes.append(f"guard {stopping[0]} keeps the deadline from allowing")
+                choice = None
+        on_timeout = None if choice is None else _timeout_decision(request, choice, reason, message)
+        return Forward(deadline_seconds=deadline, on_timeout=on_timeout, reason=reason)
+
+    # ---- questions ----------------------------------------------------------------
+
+    def _questions(self, request: QuestionRequest, context: PolicyContext) -> Explanation:
+        traces: list[SubjectTrace] = []
+        answers: list[QuestionAnswer] = []
+        unanswered: list[Rule | None] = []  # the rule that forwarded each, if any
+        for number, question in enumerate(request.questions, start=1):
+            trace, answer, rule = self._question(question, number, context.agent_id)
+            traces.append(trace)
+            if answer is None:
+                unanswered.append(rule)
+            else:
+                answers.append(answer)
+        verdict: Verdict
+        if request.questions and not unanswered:
+            verdict = Decide(
+                answer=QuestionsAnswer(tuple(answers)), decided_by=traces[0].decided_by
+            )
+        else:
+            asking = unanswered[0] if unanswered else None
+            deadline = (asking.deadline if asking else None) or self.spec.deadline
+            reason = f"rule:{asking.id}" if asking else None
+            verdict = Forward(deadline_seconds=deadline, reason=reason)
+        return Explanation(
+            request=f"Question from {context.agent_id}: "
+            + "; ".join(repr(q.text) for q in request.questions),
+            verdict=verdict,
+            subjects=tuple(traces),
+        )
+
+    def _question(
+        self, question: Question, number: int, agent: str
+    ) -> tuple[SubjectTrace, QuestionAnswer | None, Rule | None]:
+        label = f"question {number} {question.text!r}"
+        skipped: list[tuple[str, str]] = []
+        for rule in self.spec.rules:
+            if rule.request is not RequestKind.QUESTION:
+                continue
+            reason = question_mismatch(rule, agent, question)
+            if reason is None and rule.action is Action.ASK:
+                trace = SubjectTrace(subject=label, outcome="ask", decided_by=f"rule:{rule.id}")
+                return attrs.evolve(trace, skipped=tuple(skipped)), None, rule
+            answer = _question_answer(rule, question) if reason is None else reason
+            if isinstance(answer, str):
+                skipped.append((rule.id, answer))
+                continue
+            trace = SubjectTrace(
+                subject=label,
+                outcome="answer",
+                decided_by=f"rule:{rule.id}",
+                skipped=tuple(skipped),
+            )
+            return trace, answer, rule
+        trace = SubjectTrace(subject=label, outcome="ask", decided_by="", skipped=tuple(skipped))
+        return trace, None, None
+
+
+def _question_answer(rule: Rule, question: Question) -> QuestionAnswer | str:
+    """The rule's answer to one question, or why it cannot answer it."""
+    if rule.choices and question.choices:
+        if rule.choices == ("first",):
+            return ChoicesAnswer((question.choices[0].id,))
+        chosen = []
+        for wanted in rule.choices:
+            found = next(
+                (
+                    c
+                    for c in question.choices
+                    if wanted in (c.id, c.label) or wanted.casefold() == c.label.casefold()
+                ),
+                None,
+            )
+            if found is None:
+                return f"choice {wanted!r} is not offered"
+            chosen.append(found.id)
+        if len(chosen) > 1 and not question.multi_select:
+            return "several choices for a single-choice question"
+        return ChoicesAnswer(tuple(chosen))
+    if rule.text is not None and (not question.choices or question.allows_free_text):
+        return TextAnswer(rule.text)
+    return "its answer does not fit this question"
+
+
+def _deny_answer(request: PermissionRequest, *, always: bool) -> PermissionAnswer | None:
+    offered = request.options
+    order = (PermissionChoice.DENY_ALWAYS, PermissionChoice.DENY_ONCE)
+    for choice in order if always else reversed(order):
+        if choice in offered:
+            return PermissionAnswer(choice)
+    return None
+
+
+def _timeout_decision(
+    request: PermissionRequest, choice: TimeoutChoice, reason: str, message: str | None
+) -> Decide | None:
+    answer: Answer | None
+    if choice.allows:
+        wanted = [PermissionChoice.ALLOW_ONCE]
+        if choice is TimeoutChoice.ALLOW_ALWAYS:
+            wanted.insert(0, PermissionChoice.ALLOW_ALWAYS)
+        offered = [c for c in wanted if c in request.options]
+        answer = PermissionAnswer(offered[0]) if offered else None
+    else:
+        answer = _deny_answer(request, always=choice is TimeoutChoice.DENY_ALWAYS)
+    if answer is None:
+        return None
+    text = message or "no answer before the deadline"
+    return Decide(answer=answer, decided_by=reason, message=None if choice.allows else text)
+
+
+def _describe(facts: Facts) -> str:
+    what = facts.line if facts.line is not None else facts.url
+    if what is None and facts.mcp is not None:
+        what = f"{facts.mcp.server}/{facts.mcp.tool}"
+    if what is None:
+        what = ", ".join(s.path.given for s in facts.subjects if s.path is not None) or "-"
+    return f"{facts.tool} from {facts.agent}: {what}"
