@@ -6,9 +6,10 @@ Providers register here; `sources/<provider>/` holds everything else.
 from __future__ import annotations
 
 from .catalog import Catalog
+from .claude import catalog_entry as claude
 
 __all__ = ["default_catalog"]
 
 
 def default_catalog() -> Catalog:
-    return Catalog([])
+    return Catalog([claude()])

@@ -1,0 +1,147 @@
+"""The protocol's state and its turn bookkeeping (see `_protocol.py`).
+
+One `ProtocolCore` holds everything the inbound handlers and the outgoing
+encoder share: the running turn (our prompt's uuid, whether it began,
+whether we interrupted it), the turns that ended (so late frames for them
+are dropped), open `can_use_tool` requests, our own control requests
+awaiting a response, and replies waiting to be written. A turn ends in one
+place, `_finish`, which sends `TurnBegan` first if the wire never did.
+"""
+
+from __future__ import annotations
+
+import uuid as uuid_module
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from ...pipeline.driver import ConfigRefused, DriverEvent, RequestWithdrawn, TurnBegan, TurnFinished
+from ...pipeline.events import Cancelled, Failed, StopReason
+from ...pipeline.framing import LineSplitter
+from ._content import Content
+from ._encode import control_request, encode
+from ._requests import AskedTool
+
+__all__ = ["CONFIG_REQUESTS", "Pending", "ProtocolCore", "new_uuid"]
+
+_MEMORY = 256  # ended turns and answered requests remembered, against late frames
+CONFIG_REQUESTS = {"model": "set_model", "mode": "set_permission_mode"}
+
+
+def new_uuid() -> str:
+    return str(uuid_module.uuid4())
+
+
+@attrs.define
+class Turn:
+    uuid: str
+    begun: bool = False
+    interrupting: bool = False
+
+
+@attrs.frozen
+class Pending:
+    """One of our control requests, awaiting its response."""
+
+    kind: str  # initialize | interrupt | cancel_message | model | mode
+    value: str = ""
+
+
+class ProtocolCore:
+    def __init__(
+        self,
+        *,
+        new_id: Callable[[], str] = new_uuid,
+        resume_token: str | None = None,
+        model: str = "default",
+        mode: str = "default",
+    ) -> None:
+        self._new_id = new_id
+        self.resume_token = resume_token
+        self.model = model
+        self.mode = mode
+        self.content = Content()
+        self._lines = LineSplitter()
+        self._turn: Turn | None = None
+        self._ended: deque[str] = deque(maxlen=_MEMORY)
+        self._asked: dict[str, AskedTool] = {}
+        self._answered: deque[str] = deque(maxlen=_MEMORY)
+        self._controls: dict[str, Pending] = {}
+        self._count = 0
+        self._replies = bytearray()
+        self.initialized: Mapping[str, Any] | None = None
+        self.init_failure: str | None = None
+        self.startup_errors: list[str] = []
+        self.interrupted = False  # an interrupt went to this process
+
+    def _control(self, pending: Pending, body: dict[str, Any]) -> bytes:
+        self._count += 1
+        request_id = f"corral-{self._count}"
+        self._controls[request_id] = pending
+        return encode(control_request(request_id, body))
+
+    def data_to_send(self) -> bytes:
+        """Replies that frames received so far need (errors for requests we cannot serve)."""
+        data, self._replies = bytes(self._replies), bytearray()
+        return data
+
+    def _begin(self, mentioned: Iterable[object]) -> list[DriverEvent]:
+        turn = self._turn
+        if turn is None or turn.begun or turn.uuid not in list(mentioned):
+            return []
+        turn.begun = True
+        return [TurnBegan()]
+
+    def _finish(
+        self, stop: StopReason, extensions: dict[str, Any] | None = None
+    ) -> list[DriverEvent]:
+        turn = self._turn
+        if turn is None:
+            return []
+        self._turn = None
+        self._ended.append(turn.uuid)
+        began: list[DriverEvent] = [] if turn.begun else [TurnBegan()]
+        return [*began, TurnFinished(stop=stop, extensions=extensions or {})]
+
+    def process_lost(self) -> list[DriverEvent]:
+        """The CLI exited: end its turn, drop what it will never answer, reset the stream."""
+        events: list[DriverEvent] = []
+        turn = self._turn
+        if turn is not None:
+            stop = Cancelled() if turn.interrupting else Failed("Claude Code exited mid-turn")
+            events.extend(self._finish(stop))
+        events.extend(RequestWithdrawn(request_id) for request_id in self._asked)
+        self._asked.clear()
+        for pending in self._controls.values():
+            if pending.kind in CONFIG_REQUESTS:
+                events.append(ConfigRefused(option=pending.kind, reason="Claude Code exited"))
+        self._controls.clear()
+        self._lines = LineSplitter()
+        self.content = Content()
+        self.initialized = None
+        self.interrupted = False
+        return events
+
+    def _mentions(self, frame: Mapping[str, Any]) -> list[object]:
+        uuids = frame.get("user_message_uuids")
+        mentioned: list[object] = list(uuids) if isinstance(uuids, list) else []
+        mentioned.append(frame.get("user_message_uuid"))
+        return mentioned
+
+    def cancel_message(self, message_uuid: str) -> None:
+        body = {"subtype": "cancel_async_message", "message_uuid": message_uuid}
+        self._replies += self._control(Pending("cancel_message", message_uuid), body)
+
+    def finish_if_current(self, message_uuid: str) -> list[DriverEvent]:
+        turn = self._turn
+        if turn is None or turn.uuid != message_uuid:
+            return []
+        return self._finish(Cancelled())
+
+    def current_uuid(self, *, unbegun: bool = False) -> str | None:
+        turn = self._turn
+        if turn is None or (unbegun and turn.begun):
+            return None
+        return turn.uuid

@@ -1,0 +1,191 @@
+"""What corral tells the app about Claude Code: capabilities, settings, login.
+
+Capabilities are advertised honestly. Claude Code has no real steer: a
+message sent mid-turn runs as a turn of its own, so `Steer` is absent and
+the engine queues prompts instead. It cannot roll back over this wire.
+
+Settings (live, through control requests):
+- `model`: the choices the `initialize` response lists (`set_model`);
+- `mode`: Claude Code's permission mode, `default` or `plan`
+  (`set_permission_mode`). The modes that let the CLI allow tools by itself
+  (`acceptEdits`, `auto`, `dontAsk`, `bypassPermissions`) are not offered:
+  corral keeps the CLI in its most asking mode, and its own policy
+  (`AutoApprove`, `AcceptEdits`) decides instead.
+
+Login comes from the `initialize` response's `account`, or, for `probe`,
+from `claude auth status --json`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...pipeline.events import (
+    AccountInfo,
+    AgentDetails,
+    Authenticated,
+    AuthKind,
+    AuthStatus,
+    Capabilities,
+    Capability,
+    ConfigChoice,
+    ConfigOption,
+    EnvVarLogin,
+    McpTransport,
+    SlashCommand,
+    TerminalLogin,
+    Unauthenticated,
+    UnknownAuth,
+)
+
+__all__ = [
+    "CAPABILITIES",
+    "MODE_CHOICES",
+    "auth_from_account",
+    "auth_from_status",
+    "details_from_initialize",
+    "static_details",
+]
+
+CAPABILITIES = Capabilities(
+    features=frozenset(
+        {
+            Capability.IMAGES,
+            Capability.RESUME,
+            Capability.PERMISSIONS,
+            Capability.QUESTIONS,
+            Capability.FORK,
+            Capability.COMPACT,
+            Capability.SLASH_COMMANDS,
+            Capability.PLAN,
+            Capability.SUBAGENTS,
+            Capability.CONTEXT_USAGE,
+        }
+    ),
+    mcp_transports=(McpTransport.STDIO, McpTransport.HTTP, McpTransport.SSE),
+)
+
+MODE_CHOICES = (
+    ConfigChoice(value="default", label="Ask", description="Ask before every tool that needs it"),
+    ConfigChoice(value="plan", label="Plan", description="Plan only; change nothing"),
+)
+DEFAULT_MODEL = "default"
+_CLOUD_PROVIDERS = frozenset({"bedrock", "vertex", "foundry"})
+
+
+def static_details() -> AgentDetails:
+    """What is known without starting the CLI."""
+    return AgentDetails(capabilities=CAPABILITIES)
+
+
+def _model_option(models: object, current: str) -> ConfigOption:
+    choices: list[ConfigChoice] = []
+    for model in models if isinstance(models, list) else []:
+        if not isinstance(model, dict) or not isinstance(model.get("value"), str):
+            continue
+        label = model.get("displayName")
+        description = model.get("description")
+        choices.append(
+            ConfigChoice(
+                value=model["value"],
+                label=label if isinstance(label, str) else model["value"],
+                description=description if isinstance(description, str) else None,
+            )
+        )
+    if not any(choice.value == current for choice in choices):
+        choices.append(ConfigChoice(value=current, label=current))
+    return ConfigOption(
+        id="model",
+        name="Model",
+        live=True,
+        choices=tuple(choices),
+        category="model",
+        current=current,
+    )
+
+
+def mode_option(current: str) -> ConfigOption:
+    return ConfigOption(
+        id="mode",
+        name="Permission mode",
+        live=True,
+        choices=MODE_CHOICES,
+        category="mode",
+        current=current,
+    )
+
+
+def _commands(raw: object) -> tuple[SlashCommand, ...]:
+    commands = []
+    for command in raw if isinstance(raw, list) else []:
+        if not isinstance(command, dict) or not isinstance(command.get("name"), str):
+            continue
+        hint = command.get("argumentHint")
+        description = command.get("description")
+        commands.append(
+            SlashCommand(
+                name=command["name"],
+                description=description if isinstance(description, str) else "",
+                input_hint=hint if isinstance(hint, str) and hint else None,
+            )
+        )
+    return tuple(commands)
+
+
+def auth_from_account(account: object) -> AuthStatus:
+    """Login as the `initialize` response's `account` shows it."""
+    if not isinstance(account, dict):
+        return UnknownAuth()
+    provider = account.get("apiProvider")
+    if isinstance(provider, str) and provider in _CLOUD_PROVIDERS:
+        return Authenticated(kind=AuthKind.CLOUD_PROVIDER)
+    email = account.get("email") if isinstance(account.get("email"), str) else None
+    plan = account.get("subscriptionType")
+    token = account.get("tokenSource")
+    if isinstance(token, str) and token not in ("", "none"):
+        info = AccountInfo(email=email, plan=plan if isinstance(plan, str) else None)
+        return Authenticated(kind=AuthKind.SUBSCRIPTION, account=info)
+    key = account.get("apiKeySource")
+    if isinstance(key, str) and key not in ("", "none"):
+        return Authenticated(kind=AuthKind.API_KEY)
+    # The CLI answers `initialize` without any login; the first turn tells.
+    return UnknownAuth()
+
+
+def login_methods(executable: str) -> Unauthenticated:
+    return Unauthenticated(
+        login=(
+            TerminalLogin(command=(executable, "auth", "login"), description="Log in to Claude"),
+            EnvVarLogin(name="ANTHROPIC_API_KEY"),
+        )
+    )
+
+
+def auth_from_status(status: Mapping[str, Any], executable: str) -> AuthStatus:
+    """Login as `claude auth status --json` reports it."""
+    if status.get("loggedIn") is not True:
+        return login_methods(executable)
+    method = str(status.get("authMethod") or "")
+    provider = str(status.get("apiProvider") or "")
+    if provider in _CLOUD_PROVIDERS:
+        return Authenticated(kind=AuthKind.CLOUD_PROVIDER)
+    email = status.get("email") if isinstance(status.get("email"), str) else None
+    plan = status.get("subscriptionType")
+    account = AccountInfo(email=email, plan=plan if isinstance(plan, str) else None)
+    if method in ("api_key", "apiKey", "api_key_helper"):
+        return Authenticated(kind=AuthKind.API_KEY)
+    if method in ("claude.ai", "claude_ai", "oauth", "subscription"):
+        return Authenticated(kind=AuthKind.SUBSCRIPTION, account=account)
+    return Authenticated(kind=AuthKind.SUBSCRIPTION if email else AuthKind.API_KEY, account=account)
+
+
+def details_from_initialize(payload: Mapping[str, Any], model: str, mode: str) -> AgentDetails:
+    version = payload.get("claude_code_version")
+    return AgentDetails(
+        capabilities=CAPABILITIES,
+        auth=auth_from_account(payload.get("account")),
+        version=version if isinstance(version, str) else None,
+        config_options=(_model_option(payload.get("models"), model), mode_option(mode)),
+        commands=_commands(payload.get("commands")),
+    )
