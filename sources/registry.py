@@ -5,6 +5,7 @@ Providers register here; `sources/<provider>/` holds everything else.
 
 from __future__ import annotations
 
+from .acp import catalog_entries as acp_entries
 from .catalog import Catalog
 from .claude import catalog_entry as claude
 
@@ -12,4 +13,4 @@ __all__ = ["default_catalog"]
 
 
 def default_catalog() -> Catalog:
-    return Catalog([claude()])
+    return Catalog([claude(), *acp_entries()])

@@ -1,0 +1,109 @@
+"""A recorded ACP wire, replayed into driver events (sans-IO).
+
+A recording is JSON lines, one message each, tagged with its direction:
+`{"out": <what corral sent>}` or `{"in": <what the agent sent>}` (the
+shape corral's telemetry `wire_line` hook sees). `AcpReplay.feed(bytes)`
+returns the `DriverEvent`s the live driver would have produced from the
+same messages, through the same `Translator`: an outgoing
+`session/prompt` is the turn's `TurnBegan`; the agent's answer to it ends
+the turn; `session/new` / `session/load` answers set up the settings;
+the agent's requests become requests (a recorded file write shows no old
+text: replay reads no files).
+
+Bytes may arrive in any split (whole, byte by byte); lines are split on
+`\\n` only. A line that is not a tagged JSON-RPC message becomes a Warning
+Diagnostic with `corral/decode_error`; replay never stops on bad input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
+from ...pipeline.driver import DriverEvent, Emitted
+from ...pipeline.events import Diagnostic, DiagnosticLevel
+from ._settings import Settings
+from ._translate import Translator
+
+__all__ = ["AcpReplay"]
+
+_SESSION_METHODS = frozenset({"session/new", "session/load", "session/resume"})
+
+
+def _decode_error(kind: str, message: str, raw: str) -> Emitted:
+    return Emitted(
+        kind=Diagnostic(level=DiagnosticLevel.WARNING, message=message),
+        extensions={"corral/decode_error": kind, "acp/raw_line": raw},
+    )
+
+
+class AcpReplay:
+    def __init__(self, *, max_line: int = 64 * 1024 * 1024) -> None:
+        self._lines = JsonLinesDecoder(max_line=max_line)
+        self.translator = Translator()
+        self._sent: dict[Any, str] = {}  # our request id -> method
+
+    def feed(self, chunk: bytes) -> list[DriverEvent]:
+        return self._replay(self._lines.feed(chunk))
+
+    def end(self) -> list[DriverEvent]:
+        return self._replay(self._lines.end())
+
+    def _replay(self, items: list[dict[str, Any] | NotJson | Oversized]) -> list[DriverEvent]:
+        events: list[DriverEvent] = []
+        for item in items:
+            if isinstance(item, Oversized):
+                events.append(_decode_error("oversized", f"a line of {item.length} bytes", ""))
+            elif isinstance(item, NotJson):
+                events.append(_decode_error("not_json", item.reason, item.prefix))
+            elif isinstance(item.get("out"), dict):
+                events += self._outgoing(item["out"])
+            elif isinstance(item.get("in"), dict):
+                events += self._incoming(item["in"])
+            else:
+                events.append(
+                    _decode_error("bad_shape", "a recorded line without in/out", str(item)[:200])
+                )
+        return events
+
+    def _outgoing(self, message: dict[str, Any]) -> list[DriverEvent]:
+        method = message.get("method")
+        if not isinstance(method, str):
+            if "result" in message:  # our answer to one of the agent's requests
+                self.translator.asks.recorded_answer(message.get("id"), message["result"])
+            return []
+        if message.get("id") is None:
+            return []  # our notifications (cancel)
+        self._sent[message["id"]] = method
+        return self.translator.turn_began() if method == "session/prompt" else []
+
+    def _incoming(self, message: dict[str, Any]) -> list[DriverEvent]:
+        method = message.get("method")
+        params = message.get("params")
+        if isinstance(method, str):
+            if message.get("id") is None:
+                return self.translator.notification(method, params)
+            return self._request(message["id"], method, params if isinstance(params, dict) else {})
+        sent = self._sent.pop(message.get("id"), None)
+        error = message.get("error")
+        if sent == "session/prompt":
+            if isinstance(error, dict):
+                return self.translator.prompt_failed(
+                    int(error.get("code", -32603)), str(error.get("message", ""))
+                )
+            return self.translator.prompt_done(message.get("result"))
+        if sent in _SESSION_METHODS and isinstance(message.get("result"), dict):
+            self.translator.settings = Settings.from_session(message["result"])
+        return []
+
+    def _request(self, rpc_id: Any, method: str, params: dict[str, Any]) -> list[DriverEvent]:
+        asks = self.translator.asks
+        if method == "session/request_permission":
+            return asks.permission(rpc_id, params)
+        if method == "fs/write_text_file":
+            path, content = params.get("path"), params.get("content")
+            if isinstance(path, str) and isinstance(content, str):
+                return asks.write(rpc_id, path=path, content=content, old_text=None)
+        if method == "fs/read_text_file":
+            return []
+        return self.translator.unsupported(method, params)

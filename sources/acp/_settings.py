@@ -1,0 +1,188 @@
+"""ACP session modes and config options as corral `ConfigOption`s.
+
+An ACP agent advertises settings two ways in `session/new` (and
+`session/load`): `modes` (`currentModeId` + `availableModes`, set with
+`session/set_mode`) and `configOptions` (select or boolean, set with
+`session/set_config_option`). corral shows both as live `ConfigOption`s:
+each config option under its own id, and the modes as one select option
+`mode` (unless a config option already is the mode: same id, or category
+"mode"). `Settings` remembers which wire call sets which option.
+
+Changes the agent makes on its own (`current_mode_update`,
+`config_option_update`) become `ConfigApplied` for each changed value,
+so the engine's configuration follows; a new set of options also becomes
+`InfoChanged(config_options=...)`. Pure data in, data out: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ...pipeline.driver import ConfigApplied, DriverEvent, InfoChanged
+from ...pipeline.events import ConfigChoice, ConfigOption, ConfigValue
+
+__all__ = ["MODE_OPTION", "Settings"]
+
+MODE_OPTION = "mode"
+
+
+def _choice(raw: object) -> ConfigChoice | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("value"), str):
+        return None
+    name = raw.get("name")
+    description = raw.get("description")
+    return ConfigChoice(
+        value=raw["value"],
+        label=name if isinstance(name, str) else raw["value"],
+        description=description if isinstance(description, str) else None,
+    )
+
+
+def _choices(raw: object) -> tuple[ConfigChoice, ...]:
+    """Select values, flattening grouped options."""
+    out: list[ConfigChoice] = []
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("options"), list):
+            out.extend(_choices(item["options"]))
+        elif (choice := _choice(item)) is not None:
+            out.append(choice)
+    return tuple(out)
+
+
+def config_option(raw: object) -> ConfigOption | None:
+    """One ACP config option, or None when it is not one corral can offer."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        return None
+    category = raw.get("category")
+    name = raw.get("name")
+    common: dict[str, Any] = {
+        "id": raw["id"],
+        "name": name if isinstance(name, str) else raw["id"],
+        "live": True,
+        "category": category if isinstance(category, str) else None,
+    }
+    current = raw.get("currentValue")
+    if raw.get("type") == "boolean":
+        return ConfigOption(
+            boolean=True, current=current if isinstance(current, bool) else None, **common
+        )
+    choices = _choices(raw.get("options"))
+    if not choices:
+        return None
+    return ConfigOption(
+        choices=choices, current=current if isinstance(current, str) else None, **common
+    )
+
+
+def mode_option(raw: object) -> ConfigOption | None:
+    """The legacy `modes` state as one select option."""
+    if not isinstance(raw, dict):
+        return None
+    choices = []
+    for mode in raw.get("availableModes") or []:
+        if isinstance(mode, dict) and isinstance(mode.get("id"), str):
+            name, description = mode.get("name"), mode.get("description")
+            choices.append(
+                ConfigChoice(
+                    value=mode["id"],
+                    label=name if isinstance(name, str) else mode["id"],
+                    description=description if isinstance(description, str) else None,
+                )
+            )
+    if not choices:
+        return None
+    current = raw.get("currentModeId")
+    return ConfigOption(
+        id=MODE_OPTION,
+        name="Mode",
+        live=True,
+        category="mode",
+        choices=tuple(choices),
+        current=current if isinstance(current, str) else None,
+    )
+
+
+@attrs.define
+class Settings:
+    """The session's options, in the agent's order, and how each is set."""
+
+    options: dict[str, ConfigOption] = attrs.field(factory=dict)
+    via_mode: bool = False  # `mode` is set with session/set_mode
+
+    @classmethod
+    def from_session(cls, result: Mapping[str, Any]) -> Settings:
+        options: dict[str, ConfigOption] = {}
+        for raw in result.get("configOptions") or []:
+            option = config_option(raw)
+            if option is not None:
+                options[option.id] = option
+        settings = cls(options=options)
+        mode = mode_option(result.get("modes"))
+        has_mode = MODE_OPTION in options or any(o.category == "mode" for o in options.values())
+        if mode is not None and not has_mode:
+            settings.options = {MODE_OPTION: mode, **options}
+            settings.via_mode = True
+        return settings
+
+    def config_options(self) -> tuple[ConfigOption, ...]:
+        return tuple(self.options.values())
+
+    def current(self) -> tuple[tuple[str, ConfigValue], ...]:
+        return tuple((o.id, o.current) for o in self.options.values() if o.current is not None)
+
+    def set_call(self, session_id: str, option: str, value: ConfigValue) -> tuple[str, object]:
+        """The wire call (method, params) that sets `option` to `value`."""
+        if option == MODE_OPTION and self.via_mode:
+            return "session/set_mode", {"sessionId": session_id, "modeId": value}
+        params: dict[str, object] = {"sessionId": session_id, "configId": option, "value": value}
+        if isinstance(value, bool):
+            params["type"] = "boolean"
+        return "session/set_config_option", params
+
+    def _apply(self, option: str, value: ConfigValue) -> bool:
+        known = self.options.get(option)
+        if known is None or known.current == value:
+            return False
+        self.options[option] = attrs.evolve(known, current=value)
+        return True
+
+    def applied(self, option: str, value: ConfigValue, result: object) -> list[DriverEvent]:
+        """A set call succeeded; its answer may carry the whole new option set."""
+        events: list[DriverEvent] = []
+        if isinstance(result, dict) and isinstance(result.get("configOptions"), list):
+            before = self._shape()
+            events += self.replaced(result["configOptions"], skip=option)
+            if self._shape() == before:
+                events = events[1:]  # the same options: only values changed
+        self._apply(option, value)
+        events.append(ConfigApplied(option=option, value=value))
+        return events
+
+    def _shape(self) -> list[ConfigOption]:
+        """The options without their current values."""
+        return [attrs.evolve(o, current=None) for o in self.options.values()]
+
+    def mode_changed(self, mode_id: object) -> list[DriverEvent]:
+        if not isinstance(mode_id, str) or not self.via_mode:
+            return []
+        if not self._apply(MODE_OPTION, mode_id):
+            return []
+        return [ConfigApplied(option=MODE_OPTION, value=mode_id)]
+
+    def replaced(self, raw_options: Sequence[object], skip: str | None = None) -> list[DriverEvent]:
+        """`config_option_update`: a new full set; report the set and each changed value."""
+        before = {o.id: o.current for o in self.options.values()}
+        fresh = {o.id: o for raw in raw_options if (o := config_option(raw)) is not None}
+        if self.via_mode and MODE_OPTION in self.options and MODE_OPTION not in fresh:
+            fresh = {MODE_OPTION: self.options[MODE_OPTION], **fresh}
+        self.options = fresh
+        events: list[DriverEvent] = [InfoChanged(config_options=self.config_options())]
+        for option in fresh.values():
+            if option.id == skip or option.current is None:
+                continue
+            if before.get(option.id) != option.current:
+                events.append(ConfigApplied(option=option.id, value=option.current))
+        return events

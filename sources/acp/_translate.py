@@ -1,0 +1,312 @@
+"""The ACP normalizer: what the agent says, as driver events.
+
+Inputs (already decoded JSON-RPC messages): `session/update`
+notifications, the agent's requests, and the outcome of our
+`session/prompt`. Outputs: `DriverEvent`s, in order, and for requests the
+reply to send. Sans-IO: no clock, no files, no asyncio; the driver and the
+recorded-wire replay both feed it.
+
+Mapping (`sessionUpdate` → event):
+- `agent_message_chunk` → TextDelta, `agent_thought_chunk` →
+  ReasoningDelta, `user_message_chunk` → UserMessage. ACP has no
+  end-of-message marker: the engine synthesizes `MessageEnded` at turn
+  end. Chunks without a `messageId` get one: a new message starts at each
+  turn, at each switch between text and thought, and after a tool call.
+- `tool_call` / `tool_call_update` → cumulative `ToolUpdated` (`_tools`).
+- `plan` (and the unstable item-based `plan_update` / `plan_removed`) →
+  PlanUpdated.
+- `available_commands_update` → InfoChanged(commands) (slash commands).
+- `current_mode_update` / `config_option_update` → ConfigApplied /
+  InfoChanged (`_settings`); `session_info_update` → InfoChanged(title).
+- `usage_update` → ContextUsage (cost in USD only).
+- anything else → Info Diagnostic with the raw update.
+
+The prompt's `stopReason` ends the turn: end_turn → Completed, cancelled
+→ Cancelled (unfinished tools are shown Cancelled first), refusal →
+Refused, max_tokens / max_turn_requests (or anything unknown) → Failed
+with the reason. The response's `usage` (unstable) becomes a ContextUsage
+with `corral/tokens` just before the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...pipeline.driver import DriverEvent, Emitted, InfoChanged, TurnBegan, TurnFinished
+from ...pipeline.events import (
+    Cancelled,
+    Completed,
+    ContextUsage,
+    DiagnosticLevel,
+    Failed,
+    PlanEntry,
+    PlanStatus,
+    PlanUpdated,
+    ReasoningDelta,
+    Refused,
+    SlashCommand,
+    StopReason,
+    TextDelta,
+    ToolUpdated,
+    UserMessage,
+)
+from ._asks import Asks
+from ._frames import raw_diagnostic
+from ._settings import Settings
+from ._tools import ToolBook
+
+__all__ = ["Translator", "stop_reason"]
+
+_PLAN_STATUSES = {
+    "pending": PlanStatus.PENDING,
+    "in_progress": PlanStatus.IN_PROGRESS,
+    "completed": PlanStatus.COMPLETED,
+}
+_TOKEN_KEYS = {
+    "inputTokens": "input",
+    "outputTokens": "output",
+    "cachedReadTokens": "cache_read",
+    "cachedWriteTokens": "cache_write",
+    "thoughtTokens": "reasoning",
+}
+_STREAMS = {
+    "agent_message_chunk": "m",
+    "agent_thought_chunk": "r",
+    "user_message_chunk": "u",
+}
+
+
+def stop_reason(raw: object) -> StopReason:
+    match raw:
+        case "end_turn":
+            return Completed()
+        case "cancelled":
+            return Cancelled()
+        case "refusal":
+            return Refused()
+        case "max_tokens":
+            return Failed("the agent stopped: max_tokens (the model's output limit)")
+        case "max_turn_requests":
+            return Failed("the agent stopped: max_turn_requests (too many model requests)")
+    return Failed(f"the agent stopped with an unknown stop reason {raw!r}")
+
+
+def _plan_entries(raw_entries: object) -> PlanUpdated:
+    entries = []
+    for entry in raw_entries if isinstance(raw_entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("content"), str):
+            status = _PLAN_STATUSES.get(str(entry.get("status")), PlanStatus.PENDING)
+            entries.append(PlanEntry(text=entry["content"], status=status))
+    return PlanUpdated(tuple(entries))
+
+
+def _commands(raw_commands: object) -> tuple[SlashCommand, ...]:
+    commands = []
+    for command in raw_commands if isinstance(raw_commands, list) else []:
+        if not isinstance(command, dict) or not isinstance(command.get("name"), str):
+            continue
+        hint = command.get("input")
+        hint = hint.get("hint") if isinstance(hint, dict) else None
+        description = command.get("description")
+        commands.append(
+            SlashCommand(
+                name=command["name"],
+                description=description if isinstance(description, str) else "",
+                input_hint=hint if isinstance(hint, str) else None,
+            )
+        )
+    return tuple(commands)
+
+
+def _meta_usage(meta: object, window: tuple[int, int] | None) -> Emitted | None:
+    """Gemini's usage, in the prompt answer's `_meta.quota` (not the unstable `usage`)."""
+    quota = meta.get("quota") if isinstance(meta, dict) else None
+    counts = quota.get("token_count") if isinstance(quota, dict) else None
+    if not isinstance(counts, dict):
+        return None
+    tokens = {
+        name: counts[key]
+        for key, name in (("input_tokens", "input"), ("output_tokens", "output"))
+        if isinstance(counts.get(key), int)
+    }
+    if not tokens:
+        return None
+    extensions: dict[str, object] = {"corral/tokens": tokens}
+    models = quota.get("model_usage") if isinstance(quota, dict) else None
+    if isinstance(models, list) and models and isinstance(models[-1], dict):
+        model = models[-1].get("model")
+        if isinstance(model, str):
+            extensions["corral/model"] = model
+    used, size = window if window is not None else (sum(tokens.values()), None)
+    return Emitted(kind=ContextUsage(used_tokens=used, window_tokens=size), extensions=extensions)
+
+
+class Translator:
+    """One ACP session's normalizer; see the module header."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings if settings is not None else Settings()
+        self.tools = ToolBook()
+        self.asks = Asks(self.tools)
+        self._messages = 0
+        self._stream: tuple[str, str] | None = None  # (stream, message id) being written
+        self._window: tuple[int, int] | None = None  # last usage_update (used, size)
+
+    # ---- turns -------------------------------------------------------------------
+
+    def turn_began(self) -> list[DriverEvent]:
+        self._stream = None
+        self.tools.forget_finished()
+        return [TurnBegan()]
+
+    def prompt_done(self, result: object) -> list[DriverEvent]:
+        """The `session/prompt` response: its stopReason ends the turn."""
+        fields = result if isinstance(result, dict) else {}
+        stop = stop_reason(fields.get("stopReason"))
+        unfinished = (
+            self.tools.cancel_open() if isinstance(stop, Cancelled) else self.tools.settle_refused()
+        )
+        events: list[DriverEvent] = [Emitted(kind=ToolUpdated(tool)) for tool in unfinished]
+        usage = self._turn_usage(fields)
+        if usage is not None:
+            events.append(usage)
+        events.append(TurnFinished(stop=stop))
+        self._stream = None
+        return events
+
+    def prompt_failed(self, code: int, message: str) -> list[DriverEvent]:
+        self._stream = None
+        events: list[DriverEvent] = [
+            Emitted(kind=ToolUpdated(tool)) for tool in self.tools.settle_refused()
+        ]
+        stop = Failed(f"session/prompt failed: {message} (code {code})")
+        return [*events, TurnFinished(stop=stop)]
+
+    def _turn_usage(self, fields: Mapping[str, Any]) -> Emitted | None:
+        raw = fields.get("usage")
+        if not isinstance(raw, dict):
+            return _meta_usage(fields.get("_meta"), self._window)
+        tokens = {
+            name: raw[key] for key, name in _TOKEN_KEYS.items() if isinstance(raw.get(key), int)
+        }
+        total = raw.get("totalTokens")
+        used, window = self._window if self._window is not None else (total, None)
+        if not isinstance(used, int):
+            return None
+        return Emitted(
+            kind=ContextUsage(used_tokens=used, window_tokens=window),
+            extensions={"corral/tokens": tokens},
+        )
+
+    # ---- notifications --------------------------------------------------------------
+
+    def notification(self, method: str, params: object) -> list[DriverEvent]:
+        if method == "session/update" and isinstance(params, dict):
+            update = params.get("update")
+            if isinstance(update, dict):
+                return self.update(update)
+        level = DiagnosticLevel.INFO
+        return [raw_diagnostic(level, f"ACP notification {method}", method, params)]
+
+    def update(self, update: Mapping[str, Any]) -> list[DriverEvent]:
+        kind = update.get("sessionUpdate")
+        match kind:
+            case "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk":
+                return self._chunk(kind, update)
+            case "tool_call" | "tool_call_update":
+                self._stream = None
+                tool = (
+                    self.tools.started(update)
+                    if kind == "tool_call"
+                    else self.tools.updated(update)
+                )
+                return [] if tool is None else [Emitted(kind=ToolUpdated(tool))]
+            case "plan":
+                return [Emitted(kind=_plan_entries(update.get("entries")))]
+            case "plan_update" | "plan_removed":
+                return self._plan_update(kind, update)
+            case "available_commands_update":
+                return [InfoChanged(commands=_commands(update.get("availableCommands")))]
+            case "current_mode_update":
+                return self.settings.mode_changed(update.get("currentModeId"))
+            case "config_option_update":
+                options = update.get("configOptions")
+                return self.settings.replaced(options) if isinstance(options, list) else []
+            case "session_info_update":
+                title = update.get("title")
+                return [InfoChanged(title=title)] if isinstance(title, str) else []
+            case "usage_update":
+                return self._usage(update)
+        return [
+            raw_diagnostic(
+                DiagnosticLevel.INFO, f"ACP session update {kind!r}", f"update:{kind}", update
+            )
+        ]
+
+    def _message_id(self, stream: str, given: object) -> str:
+        if isinstance(given, str) and given:
+            return given if stream == "m" else f"{given}/{stream}"
+        if self._stream is None or self._stream[0] != stream:
+            self._messages += 1
+            self._stream = (stream, f"acp-{stream}{self._messages}")
+        return self._stream[1]
+
+    def _chunk(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        content = update.get("content")
+        stream = _STREAMS[kind]
+        if not isinstance(content, dict) or content.get("type") != "text":
+            block = content.get("type") if isinstance(content, dict) else None
+            return [
+                raw_diagnostic(
+                    DiagnosticLevel.INFO,
+                    f"ACP {kind} with a {block} block",
+                    f"content:{block}",
+                    update,
+                )
+            ]
+        text = content.get("text")
+        if not isinstance(text, str) or not text:
+            return []
+        message_id = self._message_id(stream, update.get("messageId"))
+        if stream == "m":
+            return [Emitted(kind=TextDelta(message_id=message_id, text=text))]
+        if stream == "r":
+            return [Emitted(kind=ReasoningDelta(message_id=message_id, text=text))]
+        return [Emitted(kind=UserMessage(message_id=message_id, text=text))]
+
+    def _plan_update(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        if kind == "plan_removed":
+            return [Emitted(kind=PlanUpdated(()))]
+        plan = update.get("plan")
+        if isinstance(plan, dict) and plan.get("type") == "items":
+            return [Emitted(kind=_plan_entries(plan.get("entries")))]
+        return [
+            raw_diagnostic(
+                DiagnosticLevel.INFO, "ACP plan in a form corral does not show", kind, update
+            )
+        ]
+
+    def _usage(self, update: Mapping[str, Any]) -> list[DriverEvent]:
+        used, size = update.get("used"), update.get("size")
+        if not isinstance(used, int) or not isinstance(size, int):
+            return [
+                raw_diagnostic(DiagnosticLevel.INFO, "ACP usage update", "update:usage", update)
+            ]
+        self._window = (used, size)
+        cost = update.get("cost")
+        cost_usd = None
+        if isinstance(cost, dict) and cost.get("currency") == "USD":
+            amount = cost.get("amount")
+            cost_usd = float(amount) if isinstance(amount, int | float) else None
+        return [Emitted(kind=ContextUsage(used_tokens=used, window_tokens=size, cost_usd=cost_usd))]
+
+    # ---- requests from the agent -----------------------------------------------------
+
+    def unsupported(self, method: str, params: object) -> list[DriverEvent]:
+        """A request corral does not serve: the driver answers -32601; the app hears of it."""
+        extension = method.startswith("_")
+        level = DiagnosticLevel.INFO if extension else DiagnosticLevel.WARNING
+        what = "extension method" if extension else "request"
+        message = f"the agent sent the {what} {method}, which corral does not support"
+        return [raw_diagnostic(level, message, method, params)]

@@ -1,0 +1,1 @@
+"""Small ACP agents built on the official Python SDK, for integration tests."""

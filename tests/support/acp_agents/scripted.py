@@ -1,0 +1,339 @@
+"""A small ACP agent on the agent side of the official Python SDK, for tests.
+
+Run as a subprocess (`python scripted.py [--require-auth]`). The SDK speaks
+the protocol; this file only scripts behaviour, chosen by the first word of
+the prompt text:
+
+    text          two message chunks and a thought, then end_turn
+    tool          a tool call that asks permission (all four option kinds);
+                  allowed → completed + "allowed"; rejected → failed +
+                  "denied"; cancelled outcome → stopReason cancelled
+    plan          a three-entry plan, then end_turn
+    diff          an edit tool call with a diff and a location, completed
+    slow          one chunk every 50 ms until cancelled → stopReason cancelled
+    write P T     fs/write_text_file P (relative to the cwd) with text T
+    read P        fs/read_text_file P, answers "read: <content>"
+    unsupported   calls terminal/create and an extension method; reports errors
+    mode          switches its own mode to "plan" (current_mode_update)
+    usage         a usage_update, then end_turn with usage
+    refuse        stopReason refusal
+    maxtokens     stopReason max_tokens
+    noise         a line that is not JSON on stdout, then end_turn
+    unknown       an extension notification, then end_turn
+    die           a message chunk, then the process exits with status 3
+    anything else "You said: <text>"
+
+It advertises `loadSession` (a load replays a two-message history), two
+modes (default, plan) and a `model` config option (fast, smart). With
+`--require-auth`, `session/new` answers -32000 until `authenticate` with
+method `agent-login` succeeds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    Client,
+    RequestError,
+    plan_entry,
+    run_agent,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.helpers import update_current_mode
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    AuthMethodAgent,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptResponse,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+    ToolCallLocation,
+    ToolCallUpdate,
+    Usage,
+    UsageUpdate,
+)
+
+OPTIONS = [
+    PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+    PermissionOption(option_id="yes-all", name="Always allow", kind="allow_always"),
+    PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+    PermissionOption(option_id="never", name="Never", kind="reject_always"),
+]
+
+
+class ScriptedAgent:
+    """Structurally an `acp.Agent`; methods it lacks are answered -32601 by the SDK."""
+
+    def __init__(self, *, require_auth: bool) -> None:
+        self._client: Client | None = None
+        self._authed = not require_auth
+        self._cancel: dict[str, asyncio.Event] = {}
+        self._mode = "default"
+        self._model = "fast"
+        self._cwd = os.getcwd()
+
+    def on_connect(self, conn: Client) -> None:
+        self._client = conn
+
+    @property
+    def client(self) -> Client:
+        assert self._client is not None
+        return self._client
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(load_session=True),
+            auth_methods=[AuthMethodAgent(id="agent-login", name="Log in through the agent")],
+            agent_info=Implementation(name="scripted", title="Scripted", version="1.2.3"),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        if method_id != "agent-login":
+            raise RequestError.invalid_params({"methodId": method_id})
+        self._authed = True
+        return AuthenticateResponse()
+
+    def _session_state(self) -> dict[str, Any]:
+        return {
+            "modes": SessionModeState(
+                current_mode_id=self._mode,
+                available_modes=[
+                    SessionMode(id="default", name="Default"),
+                    SessionMode(id="plan", name="Plan", description="read only"),
+                ],
+            ),
+            "config_options": [
+                SessionConfigOptionSelect(
+                    id="model",
+                    name="Model",
+                    category="model",
+                    type="select",
+                    current_value=self._model,
+                    options=[
+                        SessionConfigSelectOption(value="fast", name="Fast"),
+                        SessionConfigSelectOption(value="smart", name="Smart"),
+                    ],
+                )
+            ],
+        }
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        if not self._authed:
+            raise RequestError.auth_required()
+        self._cwd = cwd
+        return NewSessionResponse(session_id=f"scripted-{os.getpid()}", **self._session_state())
+
+    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        self._cwd = cwd
+        await self.client.session_update(session_id, update_user_message_text("earlier question"))
+        await self.client.session_update(session_id, update_agent_message_text("earlier answer"))
+        return LoadSessionResponse(**self._session_state())
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        if mode_id not in ("default", "plan"):
+            raise RequestError.invalid_params({"modeId": mode_id})
+        self._mode = mode_id
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        if config_id != "model" or value not in ("fast", "smart"):
+            raise RequestError.invalid_params({"configId": config_id})
+        self._model = str(value)
+        return SetSessionConfigOptionResponse(
+            config_options=self._session_state()["config_options"]
+        )
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self._cancel.setdefault(session_id, asyncio.Event()).set()
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        self._cancel[session_id] = asyncio.Event()
+        text = " ".join(block.text for block in prompt if getattr(block, "type", "") == "text")
+        word, _, rest = text.partition(" ")
+        handler = getattr(self, f"_do_{word}", None)
+        if handler is None:
+            await self._say(session_id, f"You said: {text}")
+            return PromptResponse(stop_reason="end_turn")
+        result: PromptResponse = await handler(session_id, rest)
+        return result
+
+    async def _say(self, session_id: str, text: str) -> None:
+        await self.client.session_update(session_id, update_agent_message_text(text))
+
+    async def _do_text(self, session_id: str, rest: str) -> PromptResponse:
+        await self.client.session_update(session_id, update_agent_thought_text("thinking"))
+        await self._say(session_id, "Hello, ")
+        await self._say(session_id, "world")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_tool(self, session_id: str, rest: str) -> PromptResponse:
+        raw_input = {"command": "touch x"}
+        await self.client.session_update(
+            session_id,
+            start_tool_call("t1", "touch x", kind="execute", status="pending", raw_input=raw_input),
+        )
+        answer = await self.client.request_permission(
+            session_id=session_id,
+            tool_call=ToolCallUpdate(tool_call_id="t1", title="touch x", kind="execute"),
+            options=OPTIONS,
+        )
+        outcome = answer.outcome
+        if outcome.outcome == "cancelled":
+            return PromptResponse(stop_reason="cancelled")
+        allowed = outcome.option_id in ("yes", "yes-all")
+        await self.client.session_update(
+            session_id,
+            update_tool_call(
+                "t1",
+                status="completed" if allowed else "failed",
+                content=[tool_content(text_block("ran" if allowed else "rejected"))],
+            ),
+        )
+        await self._say(session_id, f"{'allowed' if allowed else 'denied'} {outcome.option_id}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_plan(self, session_id: str, rest: str) -> PromptResponse:
+        entries = [
+            plan_entry("look", status="completed"),
+            plan_entry("change", status="in_progress"),
+            plan_entry("test", status="pending"),
+        ]
+        await self.client.session_update(session_id, update_plan(entries))
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_diff(self, session_id: str, rest: str) -> PromptResponse:
+        path = os.path.join(self._cwd, "a.txt")
+        await self.client.session_update(
+            session_id,
+            start_tool_call(
+                "t2",
+                "Edit a.txt",
+                kind="edit",
+                status="in_progress",
+                locations=[ToolCallLocation(path=path, line=3)],
+                raw_input={"path": path},
+            ),
+        )
+        await self.client.session_update(
+            session_id,
+            update_tool_call(
+                "t2", status="completed", content=[tool_diff_content(path, "new", "old")]
+            ),
+        )
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_slow(self, session_id: str, rest: str) -> PromptResponse:
+        cancelled = self._cancel[session_id]
+        for index in range(2000):
+            await self._say(session_id, f"slow {index}. ")
+            try:
+                await asyncio.wait_for(cancelled.wait(), 0.05)
+            except TimeoutError:
+                continue
+            return PromptResponse(stop_reason="cancelled")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_write(self, session_id: str, rest: str) -> PromptResponse:
+        path, _, text = rest.partition(" ")
+        try:
+            await self.client.write_text_file(
+                session_id=session_id, path=os.path.join(self._cwd, path), content=text
+            )
+        except RequestError as error:
+            await self._say(session_id, f"write failed: {error}")
+            return PromptResponse(stop_reason="end_turn")
+        await self._say(session_id, "wrote")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_read(self, session_id: str, rest: str) -> PromptResponse:
+        path = rest if os.path.isabs(rest) else os.path.join(self._cwd, rest)
+        try:
+            answer = await self.client.read_text_file(session_id=session_id, path=path)
+        except RequestError as error:
+            await self._say(session_id, f"read failed: {error}")
+            return PromptResponse(stop_reason="end_turn")
+        await self._say(session_id, f"read: {answer.content}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_unsupported(self, session_id: str, rest: str) -> PromptResponse:
+        try:
+            await self.client.create_terminal(session_id=session_id, command="ls")
+        except RequestError as error:
+            await self._say(session_id, f"terminal error {error.code}. ")
+        try:
+            await self.client.ext_method("scripted/ping", {"x": 1})
+        except RequestError as error:
+            await self._say(session_id, f"ext error {error.code}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_mode(self, session_id: str, rest: str) -> PromptResponse:
+        self._mode = "plan"
+        await self.client.session_update(session_id, update_current_mode("plan"))
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_usage(self, session_id: str, rest: str) -> PromptResponse:
+        await self.client.session_update(
+            session_id, UsageUpdate(session_update="usage_update", used=1200, size=200000)
+        )
+        usage = Usage(total_tokens=1300, input_tokens=1000, output_tokens=300, thought_tokens=20)
+        return PromptResponse(stop_reason="end_turn", usage=usage)
+
+    async def _do_refuse(self, session_id: str, rest: str) -> PromptResponse:
+        return PromptResponse(stop_reason="refusal")
+
+    async def _do_maxtokens(self, session_id: str, rest: str) -> PromptResponse:
+        await self._say(session_id, "partial")
+        return PromptResponse(stop_reason="max_tokens")
+
+    async def _do_noise(self, session_id: str, rest: str) -> PromptResponse:
+        os.write(1, b"this is not json\n")
+        await self._say(session_id, "after noise")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_die(self, session_id: str, rest: str) -> PromptResponse:
+        await self._say(session_id, "dying")
+        await asyncio.sleep(0.2)
+        sys.stderr.write("scripted agent: goodbye\n")
+        sys.stderr.flush()
+        os._exit(3)
+
+    async def _do_unknown(self, session_id: str, rest: str) -> PromptResponse:
+        await self.client.ext_notification("scripted/hello", {"n": 1})
+        await self._say(session_id, "after unknown")
+        return PromptResponse(stop_reason="end_turn")
+
+
+async def main() -> None:
+    agent = ScriptedAgent(require_auth="--require-auth" in sys.argv[1:])
+    await run_agent(agent)  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
