@@ -1,0 +1,35 @@
+"""The `appserver` wire entry: drives ad-hoc `{"appserver": {"name", "path", "args"}}` agents.
+
+It is `wire_only`: discovery never looks for it; the finder resolves an
+ad-hoc ref to this entry with an installation whose `executable_path` is
+the ref's `path` and whose `acp_args` carry the ref's `args`.
+"""
+
+from __future__ import annotations
+
+from ...pipeline.driver import Driver, LaunchSpec
+from ...pipeline.events import AgentInstallation
+from ...pipeline.telemetry import SessionTelemetry
+from ..catalog import CatalogEntry
+from ._details import appserver_details
+from ._driver import AppServerDriver
+
+__all__ = ["catalog_entry"]
+
+
+def _driver(
+    installation: AgentInstallation, spec: LaunchSpec, telemetry: SessionTelemetry
+) -> Driver:
+    return AppServerDriver(installation, spec, telemetry)
+
+
+def catalog_entry() -> CatalogEntry:
+    return CatalogEntry(
+        id="appserver",
+        name="App-server agent",
+        executable="",
+        install_hint='name the agent with {"appserver": {"name", "path", "args"}}',
+        make_driver=_driver,
+        details=appserver_details(),
+        wire_only=True,
+    )

@@ -1,0 +1,120 @@
+"""The normalizer's state and the helpers every handler uses.
+
+`NormalizerState` holds what a Copilot session's events need remembered
+(see `_normalize.py` for the whole picture): tool snapshots by call id,
+sub-agent instances by `agentId`, streamed message ids, the latest context
+window and the prompt in progress. Its helpers build `Emitted` events with
+the sub-agent attribution (`parent_tool_id`, `copilot/agent_id`) applied
+the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ...pipeline.driver import Emitted
+from ...pipeline.events import (
+    ContextUsage,
+    Diagnostic,
+    DiagnosticLevel,
+    EventKind,
+    ToolKind,
+    ToolStatus,
+    ToolUpdate,
+    ToolUpdated,
+)
+
+__all__ = ["RAW_KEY", "Json", "NormalizerState", "as_int", "as_str", "bad_shape"]
+
+RAW_KEY = "copilot/raw_frame"
+
+Json = Mapping[str, Any]
+
+
+def as_str(data: Json, key: str, default: str = "") -> str:
+    value = data.get(key)
+    return value if isinstance(value, str) else default
+
+
+def as_int(data: Json, key: str) -> int | None:
+    value = data.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@attrs.define
+class Prompt:
+    """The outcome of the prompt in progress, until `session.idle`."""
+
+    cancelled: bool = False
+    failure: str | None = None
+    tokens: dict[str, int] = attrs.field(factory=dict)
+
+
+class NormalizerState:
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolUpdate] = {}
+        self._agents: dict[str, str] = {}  # sub-agent instance id -> parent tool call id
+        self._streamed: set[str] = set()  # message / reasoning ids with deltas
+        self._window: tuple[int, int] | None = None  # (current, limit) tokens
+        self._prompt = Prompt()
+
+    def _emit(
+        self,
+        event: Json,
+        kind: EventKind,
+        extensions: Mapping[str, Any] | None = None,
+        *,
+        parent: bool = True,
+    ) -> Emitted:
+        agent = event.get("agentId")
+        extra: dict[str, Any] = dict(extensions or {})
+        if isinstance(agent, str) and agent:
+            extra["copilot/agent_id"] = agent
+        return Emitted(
+            kind=kind, parent_tool_id=self._parent(event) if parent else None, extensions=extra
+        )
+
+    def _parent(self, event: Json) -> str | None:
+        agent = event.get("agentId")
+        if isinstance(agent, str) and agent in self._agents:
+            return self._agents[agent]
+        data = event.get("data")
+        legacy = data.get("parentToolCallId") if isinstance(data, Mapping) else None
+        return legacy if isinstance(legacy, str) and legacy else None
+
+    def _tool(
+        self,
+        event: Json,
+        tool: ToolUpdate,
+        extensions: Mapping[str, Any] | None = None,
+        *,
+        parent: bool = True,
+    ) -> Emitted:
+        # A tool is forgotten only at `tool.execution_complete`: a sub-agent's
+        # end comes before the end of the `task` call that ran it.
+        if event.get("type") == "tool.execution_complete":
+            self._tools.pop(tool.id, None)
+        else:
+            self._tools[tool.id] = tool
+        return self._emit(event, ToolUpdated(tool), extensions, parent=parent)
+
+    def _usage(self, event: Json, fallback: int, extensions: dict[str, Any]) -> Emitted:
+        current, limit = self._window if self._window is not None else (fallback, None)
+        if self._prompt.tokens:
+            extensions["corral/tokens"] = dict(self._prompt.tokens)
+        return self._emit(event, ContextUsage(used_tokens=current, window_tokens=limit), extensions)
+
+    def _known_tool(self, tool_id: str) -> ToolUpdate:
+        known = self._tools.get(tool_id)
+        if known is not None:
+            return known
+        return ToolUpdate(id=tool_id, kind=ToolKind.OTHER, title=tool_id, status=ToolStatus.RUNNING)
+
+
+def bad_shape(event: object, why: str) -> Emitted:
+    note = Diagnostic(level=DiagnosticLevel.WARNING, message=f"malformed Copilot event: {why}")
+    raw = dict(event) if isinstance(event, Mapping) else event
+    return Emitted(kind=note, extensions={RAW_KEY: raw, "corral/decode_error": "bad_shape"})

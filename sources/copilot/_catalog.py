@@ -1,0 +1,34 @@
+"""The catalog entry of Copilot on its native wire (`copilot-native`).
+
+The `copilot` id drives Copilot over ACP (`copilot --acp`, another source);
+`copilot-native` drives the same executable in its SDK server mode
+(`--headless --stdio`), on the SessionEvents Copilot itself emits.
+"""
+
+from __future__ import annotations
+
+from ...pipeline.driver import Driver, LaunchSpec
+from ...pipeline.events import AgentInstallation
+from ...pipeline.telemetry import SessionTelemetry
+from ..catalog import CatalogEntry
+from ._details import copilot_details
+from ._driver import CopilotDriver
+
+__all__ = ["catalog_entry"]
+
+
+def _driver(
+    installation: AgentInstallation, spec: LaunchSpec, telemetry: SessionTelemetry
+) -> Driver:
+    return CopilotDriver(installation, spec, telemetry)
+
+
+def catalog_entry() -> CatalogEntry:
+    return CatalogEntry(
+        id="copilot-native",
+        name="GitHub Copilot CLI (native events)",
+        executable="copilot",
+        install_hint="npm install -g @github/copilot",
+        make_driver=_driver,
+        details=copilot_details(),
+    )

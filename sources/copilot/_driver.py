@@ -1,0 +1,370 @@
+"""The live Copilot source: `copilot --headless --stdio`, on its native SessionEvents.
+
+Copilot's SDK server mode speaks JSON-RPC 2.0 (Content-Length framing) on
+stdio: `connect`, then `session.create` (or `session.resume`), then
+`session.send` per prompt; everything the session does arrives as
+`session.event` notifications carrying the seed's `SessionEvent`s, which
+`CopilotNormalizer` translates. Verified here against Copilot CLI 1.0.102
+in offline provider mode (`COPILOT_OFFLINE=true` plus a BYOK provider).
+
+Flow: the JSON-RPC pump feeds `incoming` (bounded); `run` takes one item
+at a time and sends its DriverEvents on, so a slow engine stops the pump
+and the pipe stops Copilot. Decisions the driver makes itself (a prompt
+Copilot refused, a steer verdict) go through `_local`, which `run` serves
+first, so every DriverEvent leaves from one task, in order. `send` never
+waits on Copilot: each command's request runs as a task of the session
+(the engine calling `send` may be the very task that must drain the
+events), and `stop` aborts `_local` so such a task never hangs.
+
+Commands: StartTurn → `session.send`; SteerTurn → `session.send` with
+`mode: "immediate"`; Interrupt → `session.abort`; an answer to a permission
+→ `session.permissions.handlePendingPermissionRequest`; an answer to a
+question → `session.ui.handlePendingUserInput` (and the legacy
+`userInput.request` server request, which Copilot also sends, is answered
+the same). Anything Copilot asks that corral does not serve gets a
+JSON-RPC error and an Info Diagnostic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections import deque
+from typing import Any
+
+from ...pipeline.channels import BrokenChannel, Channel
+from ...pipeline.driver import (
+    AgentExited,
+    Compact,
+    ConfigRefused,
+    Configure,
+    DriverCommand,
+    DriverEvent,
+    Emitted,
+    EventSink,
+    Handshake,
+    Interrupt,
+    LaunchSpec,
+    RequestAsked,
+    Respond,
+    Rollback,
+    RollbackVerdict,
+    StartTurn,
+    SteerTurn,
+    SteerVerdict,
+    TurnBegan,
+    TurnFinished,
+    Withdraw,
+)
+from ...pipeline.errors import AgentGone, CorralError, ErrorKind
+from ...pipeline.events import (
+    AgentInstallation,
+    Diagnostic,
+    DiagnosticLevel,
+    Failed,
+    PermissionAnswer,
+    QuestionRequest,
+    QuestionsAnswer,
+)
+from ...pipeline.telemetry import SessionTelemetry
+from .._jsonrpc import Incoming, RpcError, RpcNotification, RpcRequest, WireNoise
+from .._process import AgentProcess
+from ._base import RAW_KEY
+from ._details import copilot_details
+from ._inbox import Local, next_item
+from ._normalize import CopilotNormalizer
+from ._params import (
+    BYPASS_ENV,
+    launch_argv,
+    permission_result,
+    session_options,
+    user_input_response,
+)
+from ._rpc import FramedPeer
+
+__all__ = ["CopilotDriver"]
+
+_INCOMING = 64
+
+
+def _note(level: DiagnosticLevel, message: str, **extensions: Any) -> Emitted:
+    return Emitted(kind=Diagnostic(level=level, message=message), extensions=extensions)
+
+
+class CopilotDriver:
+    def __init__(
+        self, installation: AgentInstallation, spec: LaunchSpec, telemetry: SessionTelemetry
+    ) -> None:
+        self._installation = installation
+        self._spec = spec
+        self._telemetry = telemetry
+        self._normalizer = CopilotNormalizer()
+        self._incoming: Channel[Incoming] = Channel(_INCOMING, name=f"{spec.session_id}/copilot")
+        self._local: Channel[DriverEvent] = Channel(16, name=f"{spec.session_id}/copilot-local")
+        self._tasks: asyncio.TaskGroup | None = None
+        self._process: AgentProcess | None = None
+        self._peer: FramedPeer | None = None
+        self._session = ""
+        self._questions: dict[str, QuestionRequest] = {}
+        self._approvals: dict[str, dict[str, Any]] = {}  # request id -> session approval
+        self._legacy_inputs: deque[int | str] = deque()  # userInput.request ids to answer
+
+    # ---- lifecycle ---------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        env = {**os.environ, **dict(self._spec.env)}
+        for name in BYPASS_ENV:
+            env.pop(name, None)
+        return env
+
+    async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
+        env = self._env()
+        argv = launch_argv(self._installation.executable_path, self._spec.args)
+        self._tasks = tasks
+        self._process = await AgentProcess.spawn(
+            argv, cwd=self._spec.dir, env=env, tasks=tasks, telemetry=self._telemetry
+        )
+        self._peer = FramedPeer(self._process, telemetry=self._telemetry)
+        tasks.create_task(self._peer.pump(self._incoming), name=f"{self._spec.session_id}-pump")
+        try:
+            version = await self._connect()
+            options = session_options(
+                cwd=self._spec.dir, env=env, mcp_servers=self._spec.mcp_servers
+            )
+            opened = await self._open_session(options)
+        except AgentGone:
+            status = await self._process.wait()
+            raise CorralError(
+                ErrorKind.PROCESS_EXITED,
+                f"Copilot exited during its handshake (status {status})",
+                status=status,
+                stderr=self._process.stderr_tail(),
+            ) from None
+        self._session = str(opened.get("sessionId", ""))
+        details = copilot_details(version, byok="provider" in options)
+        return Handshake(details=details, resume_token=self._session or None)
+
+    async def _connect(self) -> str | None:
+        assert self._peer is not None
+        try:
+            hello = await self._peer.request("connect", {})
+        except RpcError as error:
+            if error.code != -32601:
+                raise CorralError(ErrorKind.PROTOCOL_FAILED, f"connect failed: {error}") from None
+            hello = await self._peer.request("ping", {"message": "corral"})  # older servers
+        version = hello.get("version") if isinstance(hello, dict) else None
+        return version if isinstance(version, str) else None
+
+    async def _open_session(self, options: dict[str, Any]) -> dict[str, Any]:
+        assert self._peer is not None
+        resume = self._spec.resume
+        try:
+            if resume:
+                opened = await self._peer.request(
+                    "session.resume", {"sessionId": resume, **options}
+                )
+            else:
+                opened = await self._peer.request("session.create", options)
+        except RpcError as error:
+            kind = ErrorKind.RESUME_FAILED if resume else ErrorKind.PROTOCOL_FAILED
+            if "auth" in error.message.lower() or "token" in error.message.lower():
+                kind = ErrorKind.AUTH_REQUIRED
+            raise CorralError(kind, f"Copilot refused the session: {error.message}") from None
+        if not isinstance(opened, dict):
+            raise CorralError(ErrorKind.PROTOCOL_FAILED, "session.create answered no session")
+        return opened
+
+    async def stop(self, grace: float) -> None:
+        if self._process is not None:
+            await self._process.stop(grace)
+        # Copilot's output has ended, so the pump and `run` end; a `send`
+        # still waiting on the local channel is released.
+        self._local.abort()
+
+    # ---- the event path ------------------------------------------------------------
+
+    async def run(self, events_out: EventSink) -> None:
+        while (item := await next_item(self._local, self._incoming)) is not None:
+            for event in self._translate(item) if not isinstance(item, Local) else [item.event]:
+                await events_out.send(event)
+            if isinstance(item, RpcRequest):
+                await self._serve_request(item)
+        assert self._process is not None
+        status = await self._process.wait()
+        await events_out.send(AgentExited(status=status, stderr=self._process.stderr_tail()))
+
+    def _translate(self, item: Incoming) -> list[DriverEvent]:
+        match item:
+            case RpcNotification(method="session.event", params=params) if isinstance(params, dict):
+                return self._feed(params.get("event"))
+            case RpcRequest(method="userInput.request"):
+                return []  # answered with the `user_input.requested` event's answer
+            case (
+                RpcNotification(method=method, params=params)
+                | RpcRequest(method=method, params=params)
+            ):
+                self._telemetry.unknown_frame()
+                frame = {"method": method, "params": params}
+                return [
+                    _note(
+                        DiagnosticLevel.INFO,
+                        f"Copilot sent {method}",
+                        **{RAW_KEY: frame, "corral/unknown_frame": method},
+                    )
+                ]
+            case WireNoise(reason=reason, raw=raw):
+                return [
+                    _note(
+                        DiagnosticLevel.WARNING,
+                        f"Copilot wrote something that is not JSON-RPC: {reason}",
+                        **{RAW_KEY: raw, "corral/decode_error": "not_json"},
+                    )
+                ]
+        return []
+
+    def _feed(self, event: object) -> list[DriverEvent]:
+        events = self._normalizer.feed(event)
+        for out in events:
+            self._observe(out)
+        return events
+
+    def _observe(self, event: DriverEvent) -> None:
+        match event:
+            case RequestAsked(request=QuestionRequest() as request):
+                self._questions[request.id] = request
+            case RequestAsked(request=request, extensions=extensions):
+                approval = extensions.get("copilot/session_approval")
+                if isinstance(approval, dict):
+                    self._approvals[request.id] = approval
+            case Emitted(extensions=extensions) if "corral/unknown_frame" in extensions:
+                self._telemetry.unknown_frame()
+            case Emitted(extensions=extensions) if "corral/decode_error" in extensions:
+                self._telemetry.decode_error(str(extensions["corral/decode_error"]))
+
+    async def _serve_request(self, request: RpcRequest) -> None:
+        assert self._peer is not None
+        try:
+            if request.method == "userInput.request":
+                self._legacy_inputs.append(request.id)
+                return
+            await self._peer.respond_error(
+                request.id, -32601, f"corral does not serve {request.method}"
+            )
+        except AgentGone:
+            pass
+
+    # ---- commands -------------------------------------------------------------------
+
+    async def send(self, command: DriverCommand) -> None:
+        """Never waits on Copilot: the engine may be the one that must drain its output.
+
+        Bookkeeping that frames read later depend on happens here, at once;
+        the request and its answer run as a task of the session.
+        """
+        match command:
+            case StartTurn(text=text):
+                self._normalizer.expect_prompt(text)
+            case SteerTurn(text=text):
+                self._normalizer.expect_prompt(text, steer=True)
+        assert self._tasks is not None
+        self._tasks.create_task(self._perform(command), name=f"{self._spec.session_id}-command")
+
+    async def _perform(self, command: DriverCommand) -> None:
+        try:
+            await self._send(command)
+        except (AgentGone, BrokenChannel):
+            pass  # `run` reports the exit; or the session is over
+        except RpcError as error:
+            name = type(command).__name__
+            note = _note(DiagnosticLevel.WARNING, f"Copilot refused {name}: {error.message}")
+            with contextlib.suppress(BrokenChannel):
+                await self._local.send(note)
+
+    async def _send(self, command: DriverCommand) -> None:
+        match command:
+            case StartTurn(text=text, attachments=attachments):
+                await self._start_turn(text, attachments)
+            case SteerTurn(prompt_id=prompt_id, text=text, attachments=attachments):
+                await self._steer(prompt_id, text, attachments)
+            case Interrupt():
+                await self._call("session.abort", {})
+            case Respond(request_id=request_id, answer=answer, message=message):
+                await self._answer(request_id, answer, message)
+            case Withdraw(request_id=request_id):
+                await self._withdraw(request_id)
+            case Configure(option=option):
+                await self._local.send(ConfigRefused(option=option, reason="no live options"))
+            case Rollback():
+                await self._local.send(RollbackVerdict(accepted=False, reason="not supported"))
+            case Compact():
+                await self._local.send(TurnBegan())
+                await self._local.send(TurnFinished(stop=Failed("compact is not supported")))
+
+    async def _call(self, method: str, params: dict[str, Any]) -> Any:
+        assert self._peer is not None
+        return await self._peer.request(method, {"sessionId": self._session, **params})
+
+    @staticmethod
+    def _prompt(text: str, attachments: tuple[str, ...], **extra: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"prompt": text, **extra}
+        if attachments:
+            params["attachments"] = [{"type": "file", "path": path} for path in attachments]
+        return params
+
+    async def _start_turn(self, text: str, attachments: tuple[str, ...]) -> None:
+        try:
+            await self._call("session.send", self._prompt(text, attachments))
+        except RpcError as error:
+            self._normalizer.forget_prompt(text)
+            await self._local.send(TurnBegan())
+            await self._local.send(
+                _note(DiagnosticLevel.ERROR, f"Copilot refused the prompt: {error.message}")
+            )
+            await self._local.send(TurnFinished(stop=Failed(error.message)))
+
+    async def _steer(self, prompt_id: str, text: str, attachments: tuple[str, ...]) -> None:
+        try:
+            await self._call("session.send", self._prompt(text, attachments, mode="immediate"))
+        except RpcError as error:
+            self._normalizer.forget_prompt(text, steer=True)
+            verdict = SteerVerdict(prompt_id=prompt_id, accepted=False, reason=error.message)
+        else:
+            verdict = SteerVerdict(prompt_id=prompt_id, accepted=True)
+        await self._local.send(verdict)
+
+    async def _answer(self, request_id: str, answer: object, message: str | None) -> None:
+        question = self._questions.pop(request_id, None)
+        if question is not None and isinstance(answer, QuestionsAnswer):
+            response = user_input_response(question, answer)
+            await self._call(
+                "session.ui.handlePendingUserInput", {"requestId": request_id, "response": response}
+            )
+            await self._answer_legacy_input(response)
+            return
+        if isinstance(answer, PermissionAnswer):
+            result = permission_result(answer, message, self._approvals.pop(request_id, None))
+            await self._call(
+                "session.permissions.handlePendingPermissionRequest",
+                {"requestId": request_id, "result": result},
+            )
+
+    async def _withdraw(self, request_id: str) -> None:
+        self._approvals.pop(request_id, None)
+        if self._questions.pop(request_id, None) is not None:
+            await self._answer_legacy_input(None)
+            return
+        await self._call(
+            "session.permissions.handlePendingPermissionRequest",
+            {"requestId": request_id, "result": permission_result(None, None)},
+        )
+
+    async def _answer_legacy_input(self, response: dict[str, Any] | None) -> None:
+        assert self._peer is not None
+        if not self._legacy_inputs:
+            return
+        request_id = self._legacy_inputs.popleft()
+        if response is None:
+            await self._peer.respond_error(request_id, -32000, "the question was withdrawn")
+        else:
+            await self._peer.respond(request_id, response)
