@@ -13,7 +13,9 @@ Conventions that ride on events instead (so they reach every sink):
   `extensions["corral/decode_error"]` = "not_json" | "oversized" | "bad_shape";
 - token usage: `ContextUsage` with `extensions["corral/tokens"]` =
   {"input", "output", "cache_read", "cache_write", "reasoning"} (ints, any
-  subset) and optionally `extensions["corral/model"]`.
+  subset) counting the tokens used *since the previous report* (the engine
+  adds up the reports of a turn), and optionally `extensions["corral/model"]`;
+  `ContextUsage.cost_usd` is the session's running total (a drop is a reset).
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ running (`background`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...pipeline.driver import Emitted
 from ...pipeline.events import (
     Cancelled,
@@ -38,6 +40,19 @@ from ...pipeline.events import (
 from ._core import EngineCore
 
 __all__ = ["ContentMixin"]
+
+
+def merge_usage(held: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
+    """Extensions of two usage reports as one: `corral/tokens` summed, the rest newest."""
+    merged = {**held, **fresh}
+    before, after = held.get("corral/tokens"), fresh.get("corral/tokens")
+    if isinstance(before, dict) and isinstance(after, dict):
+        tokens = dict(before)
+        for name, count in after.items():
+            if isinstance(count, int) and isinstance(tokens.get(name, 0), int):
+                tokens[name] = tokens.get(name, 0) + count
+        merged["corral/tokens"] = tokens
+    return merged
 
 
 def _tool_id(kind: EventKind) -> str | None:
@@ -68,8 +83,10 @@ class ContentMixin(EngineCore):
             self._background_tool(emitted)
             return
         if isinstance(kind, ContextUsage) and turn is not None and turn.acked:
-            turn.usage = kind  # rides on this turn's end
-            turn.usage_extensions = emitted.extensions
+            # Rides on this turn's end: the latest figures, with the tokens of
+            # every report of the turn added up (each counts since the last).
+            turn.usage = kind
+            turn.usage_extensions = merge_usage(turn.usage_extensions, emitted.extensions)
             return
         if isinstance(kind, MessageEnded) and kind.message_id in self.ended_messages:
             return  # already ended when its turn ended

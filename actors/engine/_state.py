@@ -7,6 +7,7 @@ beyond small derived properties.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -44,7 +45,7 @@ class Turn:
     open_messages: dict[str, None] = attrs.field(factory=dict)  # insertion-ordered set
     running_tools: dict[str, None] = attrs.field(factory=dict)
     usage: ContextUsage | None = None
-    usage_extensions: dict[str, object] = attrs.field(factory=dict)
+    usage_extensions: dict[str, Any] = attrs.field(factory=dict)
     stall_warned: bool = False
     cancel_deadline: float | None = None
 

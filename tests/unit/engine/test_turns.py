@@ -251,3 +251,17 @@ def test_exactly_one_turn_ended_per_turn_started_across_every_ending() -> None:
     engine.close()
     names = kinds(events(engine))
     assert names.count("TurnStarted") == names.count("TurnEnded") == 3
+
+
+def test_the_tokens_of_every_usage_report_in_a_turn_are_added_up() -> None:
+    engine, _ = make_engine()
+    engine.prompt("one")
+    engine.on_driver_event(TurnBegan())
+    for used, tokens in ((100, {"input": 10, "output": 2}), (150, {"input": 5, "reasoning": 7})):
+        engine.on_driver_event(
+            Emitted(kind=ContextUsage(used_tokens=used), extensions={"corral/tokens": tokens})
+        )
+    engine.on_driver_event(TurnFinished(stop=Completed()))
+    usage = [e for e in events(engine) if isinstance(e.kind, ContextUsage)]
+    assert [e.kind.used_tokens for e in usage] == [150]
+    assert usage[0].extensions["corral/tokens"] == {"input": 15, "output": 2, "reasoning": 7}
