@@ -15,6 +15,7 @@ steps.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from typing import Protocol
 
@@ -61,6 +62,7 @@ from ._script import (
     Exit,
     Flood,
     MockScript,
+    Paced,
     Raw,
     Repeat,
     Sleep,
@@ -245,8 +247,8 @@ class MockDriver:
                     self._awaiting = request.id
                     self._answered.clear()
                     await events_out.send(RequestAsked(request=request))
-                case Emit(kind=kind):
-                    await events_out.send(Emitted(kind=kind))
+                case Emit(kind=kind, extensions=extensions):
+                    await events_out.send(Emitted(kind=kind, extensions=extensions))
                 case AwaitAnswer():
                     if self._awaiting is not None:
                         await self._pause(None, self._answered, events_out)
@@ -262,6 +264,8 @@ class MockDriver:
                     raise _Died
                 case Raw() | Flood() | Stderr() | Exit():
                     await self._misbehave(step)
+                case Paced(per_second=rate, count=count):
+                    await self._paced(rate, count, events_out)
                 case Sleep(seconds=seconds):
                     await self._pause(seconds, None, events_out)
                 case Repeat(times=times, steps=body):
@@ -269,6 +273,19 @@ class MockDriver:
                         if await self._play(body, events_out):
                             return True
         return False
+
+    async def _paced(self, rate: float, count: int, events_out: EventSink) -> None:
+        """Timestamped deltas at a steady rate, for latency measurements."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for n in range(count):
+            if rate > 0:
+                delay = start + n / rate - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            await self._between_steps(events_out)
+            stamp = str(time.monotonic_ns())
+            await events_out.send(Emitted(kind=TextDelta(message_id="paced", text=stamp)))
 
     async def _misbehave(self, step: Raw | Flood | Stderr | Exit) -> None:
         io = self._io

@@ -20,6 +20,10 @@ over real pipes (see `_wire.py`), and four more steps misbehave on purpose:
 `{"RawBytes": "base64"}` (any bytes, e.g. invalid UTF-8), `{"Flood": N}`
 (one line of N bytes), `{"Stderr": "text"}` and `{"Exit": code}`.
 
+For latency measurements, `{"Paced": {"per_second": R, "count": N}}` emits
+N text deltas at R per second (0: as fast as possible) whose text is the
+`time.monotonic_ns()` at which each was written.
+
 A prompt beyond the scripted turns gets an echo turn. With `deterministic`
 false the mock never ends a turn: the engine infers the end.
 """
@@ -74,6 +78,7 @@ _ENGINE_KINDS = (TurnStarted, TurnEnded, StatusChanged, SessionUpdated)
 @attrs.frozen
 class Emit:
     kind: EventKind
+    extensions: dict[str, Any] = attrs.field(factory=dict, eq=False)
 
 
 @attrs.frozen
@@ -117,6 +122,12 @@ class Flood:
 
 
 @attrs.frozen
+class Paced:
+    per_second: float
+    count: int
+
+
+@attrs.frozen
 class Stderr:
     text: str
 
@@ -126,7 +137,7 @@ class Exit:
     code: int
 
 
-Step = Emit | AwaitAnswer | End | Die | Sleep | Repeat | Raw | Flood | Stderr | Exit
+Step = Emit | AwaitAnswer | End | Die | Sleep | Repeat | Raw | Flood | Stderr | Exit | Paced
 _PROCESS_ONLY = (Raw, Flood, Stderr, Exit)
 
 
@@ -166,12 +177,19 @@ def _step(raw: object, path: str) -> Step:
         return Sleep(holder.integer("Sleep") / 1000)
     if tag == "Usage":
         usage = Fields(payload, f"{path}.Usage")
+        extensions: dict[str, Any] = {}
+        if usage.has("tokens"):
+            tokens = usage.obj("tokens")
+            extensions["corral/tokens"] = {name: tokens.integer(name) for name in tokens.raw}
+        if usage.has("model"):
+            extensions["corral/model"] = usage.string("model")
         return Emit(
             ContextUsage(
                 used_tokens=usage.integer("used_tokens"),
                 window_tokens=usage.opt_integer("window_tokens"),
                 cost_usd=usage.opt_number("cost_usd"),
-            )
+            ),
+            extensions,
         )
     if tag == "Raw":
         return Raw(holder.string("Raw").encode("utf-8"))
@@ -186,6 +204,10 @@ def _step(raw: object, path: str) -> Step:
         return Stderr(holder.string("Stderr"))
     if tag == "Exit":
         return Exit(holder.integer("Exit"))
+    if tag == "Paced":
+        body = Fields(payload, f"{path}.Paced")
+        rate = body.opt_number("per_second") or 0.0
+        return Paced(per_second=rate, count=body.integer("count"))
     if tag == "Repeat":
         body = Fields(payload, f"{path}.Repeat")
         return Repeat(

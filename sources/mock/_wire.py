@@ -118,8 +118,9 @@ def encode_event(event: DriverEvent) -> dict[str, Any]:
     match event:
         case TurnBegan():
             return {"TurnBegan": {}}
-        case Emitted(kind=kind, parent_tool_id=parent):
-            return {"Emitted": {"kind": kind.to_wire(), "parent_tool_id": parent}}
+        case Emitted(kind=kind, parent_tool_id=parent, extensions=extensions):
+            body = {"kind": kind.to_wire(), "parent_tool_id": parent, "extensions": extensions}
+            return {"Emitted": body}
         case TurnFinished(stop=stop):
             return {"TurnFinished": {"stop": stop_to_wire(stop)}}
         case RequestAsked(request=request):
@@ -144,9 +145,11 @@ def decode_event(raw: object) -> DriverEvent:
         case "TurnBegan":
             return TurnBegan()
         case "Emitted":
+            extensions = f.opt_obj("extensions")
             return Emitted(
                 kind=kind_from_wire(f.value("kind"), "Emitted.kind"),
                 parent_tool_id=f.opt_string("parent_tool_id"),
+                extensions={} if extensions is None else extensions.raw,
             )
         case "TurnFinished":
             return TurnFinished(stop=stop_from_wire(f.value("stop"), "TurnFinished.stop"))
