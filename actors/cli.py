@@ -1,7 +1,9 @@
 """The `corral` command line.
 
-corral serve [--mock SCRIPT]   the line protocol on stdin/stdout
-corral demo                    watch mock sessions run, then a summary
+corral serve [--mock SCRIPT] [--policy FILE] [--metrics HOST:PORT]
+                               the line protocol on stdin/stdout
+corral demo [--metrics HOST:PORT | --no-metrics]
+                               watch mock sessions run, then a summary
 corral schema                  print the line-protocol JSON schema
 corral policy check|explain    check a permission policy file; say what it would decide
 corral --version
@@ -14,9 +16,14 @@ import asyncio
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from importlib import metadata, resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..sinks.metrics import Metrics, MetricsServer
 
 __all__ = ["main", "version"]
+
+DEMO_METRICS = "127.0.0.1:9464"
 
 
 def version() -> str:
@@ -61,6 +68,40 @@ def _load_policy(path: str | None) -> Any:
         raise SystemExit(f"corral: bad policy:\n{problems}") from None
 
 
+def _metrics_address(text: str | None) -> tuple[str, int] | None:
+    if text is None:
+        return None
+    from ..sinks.metrics import parse_address
+
+    try:
+        return parse_address(text)
+    except ValueError as error:
+        raise SystemExit(f"corral: --metrics: {error}") from None
+
+
+async def _start_metrics(
+    address: tuple[str, int] | None, *, fallback: bool = False
+) -> tuple[Metrics | None, MetricsServer | None]:
+    """(metrics, server) serving on `address`, or (None, None) when off.
+
+    With `fallback`, an address in use falls back to any free port (the demo's
+    default must never stop the demo); otherwise it is a clear error.
+    """
+    if address is None:
+        return None, None
+    from ..sinks.metrics import Metrics, MetricsServerError
+
+    metrics = Metrics(version=version())
+    try:
+        server = await metrics.serve_http(*address)
+    except MetricsServerError as error:
+        if not fallback:
+            raise SystemExit(f"corral: {error}") from None
+        server = await metrics.serve_http(address[0], 0)
+    print(f"corral: metrics on {server.url}", file=sys.stderr, flush=True)
+    return metrics, server
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .runtime import Runtime
     from .server import serve
@@ -68,15 +109,22 @@ def _serve(args: argparse.Namespace) -> int:
 
     script = _load_mock(args.mock)
     policy = _load_policy(args.policy)
+    address = _metrics_address(args.metrics)
 
     async def main() -> int:
-        stdin, stdout = await open_stdio()
-        return await serve(
-            stdin=stdin,
-            stdout=stdout,
-            version=version(),
-            make_runtime=lambda: Runtime(mock=script, policy=policy),
-        )
+        metrics, server = await _start_metrics(address)
+        try:
+            stdin, stdout = await open_stdio()
+            return await serve(
+                stdin=stdin,
+                stdout=stdout,
+                version=version(),
+                make_runtime=lambda: Runtime(mock=script, policy=policy, metrics=metrics),
+                metrics=metrics,
+            )
+        finally:
+            if server is not None:
+                await server.aclose()
 
     return run_async(main)
 
@@ -84,7 +132,17 @@ def _serve(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    return run_async(lambda: run_demo(speed=args.speed, color=not args.no_color))
+    address = None if args.no_metrics else _metrics_address(args.metrics)
+
+    async def main() -> int:
+        metrics, server = await _start_metrics(address, fallback=args.metrics == DEMO_METRICS)
+        try:
+            return await run_demo(speed=args.speed, color=not args.no_color, metrics=metrics)
+        finally:
+            if server is not None:
+                await server.aclose()
+
+    return run_async(main)
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -113,6 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="offer one agent, `mock`, that plays this JSON script in every session",
     )
     serve.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (HOST defaults to "
+        "127.0.0.1; port 0 picks a free port; off unless given)",
+    )
+    serve.add_argument(
         "--policy",
         metavar="FILE",
         help="the permission policy for every session (a TOML file or preset:<Name>); "
@@ -127,6 +191,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--speed", type=float, default=1.0, help="playback speed factor (default 1; 0 = no pauses)"
     )
     demo.add_argument("--no-color", action="store_true", help="plain text output")
+    demo.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        default=DEMO_METRICS,
+        help=f"serve Prometheus metrics here while the demo runs (default {DEMO_METRICS}; "
+        "a free port if that one is taken)",
+    )
+    demo.add_argument("--no-metrics", action="store_true", help="do not serve metrics")
     demo.set_defaults(run=_demo)
 
     schema = commands.add_parser("schema", help="print the line-protocol JSON schema")

@@ -24,6 +24,7 @@ from ..pipeline.events import (
     RequestOpened,
     TurnEnded,
 )
+from ..sinks.metrics import Metrics
 from ..sources.catalog import Catalog
 from ..sources.mock import parse_script
 from ._agents import mock_entry
@@ -85,7 +86,13 @@ async def _watch(
                     await session.close()
 
 
-async def run_demo(*, speed: float = 1.0, color: bool = True, out: TextIO | None = None) -> int:
+async def run_demo(
+    *,
+    speed: float = 1.0,
+    color: bool = True,
+    out: TextIO | None = None,
+    metrics: Metrics | None = None,
+) -> int:
     stream = out if out is not None else sys.stdout
     render = Renderer(stream, color=color and stream.isatty())
     render.banner()
@@ -95,7 +102,8 @@ async def run_demo(*, speed: float = 1.0, color: bool = True, out: TextIO | None
         ("tester", PermissionMode.ASK, ["install deps", "report coverage"]),
     ]
     tallies: dict[str, SessionTally] = {}
-    async with Runtime(catalog=demo_catalog(speed)) as rt, asyncio.TaskGroup() as tasks:
+    runtime = Runtime(catalog=demo_catalog(speed), metrics=metrics)
+    async with runtime as rt, asyncio.TaskGroup() as tasks:
         for agent, mode, prompts in plan:
             session = await rt.open(
                 SessionOptions(agent=agent, dir=".", permission_mode=mode, show_auto_decisions=True)

@@ -23,9 +23,11 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
+from typing import Any
 
 import attrs
 
+from ..pipeline.channels import Channel
 from ..pipeline.commands import AgentRef, PermissionMode, SessionOptions
 from ..pipeline.driver import Driver, LaunchSpec
 from ..pipeline.errors import CorralError, ErrorKind
@@ -34,6 +36,7 @@ from ..pipeline.policy import Policy
 from ..pipeline.rules import guarded_modes, load_policy
 from ..pipeline.stages import Sink
 from ..pipeline.telemetry import Telemetry
+from ..sinks.metrics import Metrics
 from ..sources.catalog import Catalog
 from ..sources.mock import MockScript
 from ._agents import AgentFinder
@@ -73,6 +76,7 @@ class Runtime:
         policy: Policy | None = None,
         policy_loader: PolicyLoader | None = None,
         telemetry: Telemetry | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.settings = settings if settings is not None else RuntimeSettings()
         self.agents = AgentFinder(
@@ -82,6 +86,11 @@ class Runtime:
         )
         self._sink_factories = tuple(sinks)
         self.telemetry = telemetry if telemetry is not None else Telemetry()
+        self.metrics = metrics
+        if metrics is not None:  # one registry per Runtime: every session reports to it
+            self._sink_factories += (metrics.sink,)
+            self.telemetry.add(metrics.observer)
+            metrics.set_channels(self.channels)
         self._policy = policy
         self._policy_loader = policy_loader if policy_loader is not None else load_policy
         self._sessions: dict[str, Session] = {}
@@ -133,6 +142,12 @@ class Runtime:
 
     def sessions(self) -> list[Session]:
         return list(self._sessions.values())
+
+    def channels(self) -> list[Channel[Any]]:
+        """Every channel of every live session (read by the metrics at scrape time)."""
+        return [
+            channel for session in self._sessions.values() for channel in session.actor.channels()
+        ]
 
     async def open(
         self,
@@ -260,6 +275,8 @@ class Runtime:
                 )
             )
         finally:
+            if actor is not None and self.metrics is not None:
+                self.metrics.retire_channels(actor.channels())  # keep their final totals
             self._sessions.pop(session.id, None)
             self._ended.add(session.id)
             session.mark_ended()

@@ -43,6 +43,7 @@ from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.framing import LineSplitter, Oversized
 from ..pipeline.wire import FrameError, error_line, hello_line, ok_line, parse_frame
 from ..sinks.lines import ByteStream, LineSink, LineWriter
+from ..sinks.metrics import Metrics
 from ._generate import generate
 from .runtime import Runtime
 
@@ -151,18 +152,25 @@ async def serve(
     version: str,
     make_runtime: Callable[[], Runtime],
     handle_signals: bool = True,
+    metrics: Metrics | None = None,
 ) -> int:
     shutdown = asyncio.Event()
     loop = asyncio.get_running_loop()
     if handle_signals:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, shutdown.set)
+    if metrics is not None:
+        stdout = metrics.count_lines(stdout)  # line-protocol messages by type
     writer = LineWriter(_Guarded(stdout, shutdown))
     try:
         async with asyncio.TaskGroup() as outer:
             outer.create_task(writer.run(), name="line-writer")
             await writer.reply(hello_line(version))
             async with make_runtime() as runtime:
+                if metrics is not None:
+                    metrics.set_channels(
+                        lambda: [*runtime.channels(), writer.replies, writer.lines]
+                    )
                 server = Server(runtime, writer)
                 splitter = LineSplitter(max_line=MAX_FRAME)
                 async with asyncio.TaskGroup() as commands:

@@ -1,0 +1,75 @@
+"""Label values stay in closed sets."""
+
+from __future__ import annotations
+
+import pytest
+from corral.sinks.metrics import LabelCap
+from corral.sinks.metrics._labels import (
+    decided_by_label,
+    exemplar_labels,
+    exit_kind,
+    queue_label,
+)
+
+
+def test_a_cap_admits_its_first_values_and_folds_later_ones_into_other() -> None:
+    overflows: list[None] = []
+    cap = LabelCap(2, on_overflow=lambda: overflows.append(None))
+    assert [cap(v) for v in ("a", "b", "c", "a", "d")] == ["a", "b", "other", "a", "other"]
+    assert len(overflows) == 2
+
+
+def test_a_cap_below_one_is_refused() -> None:
+    with pytest.raises(ValueError):
+        LabelCap(0)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        ("0", "clean"),
+        ("1", "error"),
+        ("9", "error"),
+        ("signal 9 (SIGKILL)", "signal"),
+        ("unknown", "unknown"),
+        ("", "unknown"),
+    ],
+)
+def test_exit_statuses_map_to_kinds(status: str, kind: str) -> None:
+    assert exit_kind(status) == kind
+
+
+@pytest.mark.parametrize(
+    ("decided_by", "label"),
+    [
+        ("app", "app"),
+        ("rule:no-rm", "rule"),
+        ("mode:AutoApprove", "mode:AutoApprove"),
+        ("mode:Yolo", "mode:other"),
+        ("timeout", "timeout"),
+        ("someone", "other"),
+    ],
+)
+def test_deciders_map_to_a_closed_set(decided_by: str, label: str) -> None:
+    assert decided_by_label(decided_by) == label
+
+
+@pytest.mark.parametrize(
+    ("name", "queue"),
+    [
+        ("s1/driver", "driver"),
+        ("s1234/lines", "lines"),
+        ("lines/replies", "lines/replies"),
+        ("s7/app-stream", "app-stream"),
+        ("session/x", "session/x"),
+    ],
+)
+def test_a_channel_name_loses_its_session_id(name: str, queue: str) -> None:
+    assert queue_label(name) == queue
+
+
+def test_exemplar_labels_fit_the_openmetrics_budget() -> None:
+    labels = exemplar_labels(session_id="s1", tool_id="x" * 500, turn_id=None)
+    assert labels["session_id"] == "s1"
+    assert "turn_id" not in labels
+    assert sum(len(k) + len(v) for k, v in labels.items()) == 128
