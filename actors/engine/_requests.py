@@ -61,6 +61,12 @@ class RequestsMixin(EngineCore):
         assert turn is not None
         now = self.clock()
         turn.last_activity = now
+        if turn.cancel_deadline is not None:
+            # The turn is being cancelled: the answer can only be "no".
+            self.command(Withdraw(request.id))
+            self.closed_requests.add(request.id)
+            self.record(self._decision(request, "cancelled", "cancel", 0.0))
+            return
         if isinstance(request, PermissionRequest) and request.tool.id not in self.tool_owner:
             # The app sees the tool before the request about it.
             self.on_content(  # type: ignore[attr-defined]

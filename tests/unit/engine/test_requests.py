@@ -170,3 +170,15 @@ def test_every_request_ends_with_exactly_one_decision_record() -> None:
         ("r1", "app"),
         ("r2", "shutdown"),
     ]
+
+
+def test_a_request_arriving_while_a_cancel_is_in_flight_is_withdrawn_at_once() -> None:
+    engine = running()
+    engine.cancel()
+    sent(engine)
+    events(engine)
+    engine.on_driver_event(RequestAsked(request=permission()))
+    assert sent(engine) == [Withdraw("r1")]
+    assert "RequestOpened" not in kinds(events(engine))
+    assert [(d.request_id, d.decided_by) for d in decisions(engine)] == [("r1", "cancel")]
+    assert engine.info().status.value == "Working"
