@@ -111,21 +111,27 @@ class Channel(Generic[T]):
 
     def try_send(self, item: T) -> bool:
         """Put without waiting; False when full."""
-        self._check_open()
+        if self._closed:
+            self._check_open()
         if len(self._items) >= self._capacity:
             return False
         self._items.append(item)
         self._sent += 1
-        self._wake(self._receivers)
+        if self._receivers:
+            self._wake(self._receivers)
         return True
 
     async def send(self, item: T) -> None:
         """Put, waiting while the channel is full (backpressure)."""
-        self._check_open()
-        if len(self._items) < self._capacity and not self._senders:
-            self._items.append(item)
+        if self._closed:
+            self._check_open()
+        items = self._items
+        if len(items) < self._capacity and not self._senders:
+            # The fast path: room, and nobody queued ahead of us.
+            items.append(item)
             self._sent += 1
-            self._wake(self._receivers)
+            if self._receivers:
+                self._wake(self._receivers)
             return
         started = time.perf_counter()
         try:
@@ -157,10 +163,17 @@ class Channel(Generic[T]):
             return None
         item = self._items.popleft()
         self._received += 1
-        self._wake(self._senders)
+        if self._senders:
+            self._wake(self._senders)
         return item
 
     async def receive(self) -> T:
+        if self._items:
+            item = self._items.popleft()
+            self._received += 1
+            if self._senders:
+                self._wake(self._senders)
+            return item
         while not self._items:
             if self._closed:
                 raise EndOfChannel(self.name)
@@ -177,6 +190,22 @@ class Channel(Generic[T]):
         self._received += 1
         self._wake(self._senders)
         return item
+
+    async def receive_batch(self, limit: int = 256) -> list[T]:
+        """Everything available now (at most `limit`), waiting for at least one.
+
+        Raises EndOfChannel at the clean end, like `receive`. Stages that can
+        handle items together use it to pay per-item costs once per batch.
+        """
+        first = await self.receive()
+        batch = [first]
+        items = self._items
+        while items and len(batch) < limit:
+            batch.append(items.popleft())
+        self._received += len(batch) - 1
+        if self._senders:
+            self._wake(self._senders)
+        return batch
 
     async def wait_readable(self) -> None:
         """Wait until an item is available or the channel ended."""

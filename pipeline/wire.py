@@ -79,7 +79,7 @@ def error_line(frame_id: int | None, error: CorralError) -> bytes:
 
 
 def event_line(event: Event) -> bytes:
-    return _line({"event": event.to_wire()})
+    return b'{"event":' + event.json() + b"}\n"
 
 
 def session_error_line(session_id: str, error: CorralError) -> bytes:

@@ -34,11 +34,10 @@ class ByteStream(Protocol):
 
 
 class LineWriter:
-    def __init__(self, stream: ByteStream, *, capacity: int = 1024) -> None:
+    def __init__(self, stream: ByteStream, *, capacity: int = 256) -> None:
         self._stream = stream
         self.replies: Channel[bytes] = Channel(256, name="lines/replies")
         self.lines: Channel[bytes] = Channel(capacity, name="lines/sessions")
-        self.lines_written = 0
         self.bytes_written = 0
 
     async def reply(self, line: bytes) -> None:
@@ -73,7 +72,6 @@ class LineWriter:
             if batch:
                 data = b"".join(batch)
                 await self._stream.write(data)
-                self.lines_written += len(batch)
                 self.bytes_written += len(data)
                 continue
             if (
@@ -106,11 +104,24 @@ class LineSink:
 
     async def run(self, items_in: Channel[SinkItem]) -> None:
         await self._release.wait()
-        async for item in items_in:
-            match item:
-                case Event():
-                    await self._writer.line(event_line(item))
-                case SessionFailed(session_id=session_id, error=error):
-                    await self._writer.line(session_error_line(session_id, error))
-                case Closed(session_id=session_id):
-                    await self._writer.line(closed_line(session_id))
+        while True:
+            try:
+                batch = await items_in.receive_batch()
+            except EndOfChannel:
+                return
+            # One writer item per batch: the session's lines stay together and
+            # in order, and the writer's channel is paid once, not per event.
+            lines = b"".join(_line(item) for item in batch)
+            if lines:
+                await self._writer.line(lines)
+
+
+def _line(item: SinkItem) -> bytes:
+    match item:
+        case Event():
+            return event_line(item)
+        case SessionFailed(session_id=session_id, error=error):
+            return session_error_line(session_id, error)
+        case Closed(session_id=session_id):
+            return closed_line(session_id)
+    return b""

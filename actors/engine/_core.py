@@ -27,7 +27,6 @@ from ...pipeline.events import (
     StatusChanged,
     StopReason,
     SystemTime,
-    TurnContext,
     TurnStarted,
 )
 from ...pipeline.policy import ModePolicy, Policy, PolicyContext
@@ -94,7 +93,8 @@ class EngineCore:
         return self.closing or self.failure is not None
 
     def now_wall(self) -> SystemTime:
-        return SystemTime.from_ns(self.wall_clock_ns())
+        secs, nanos = divmod(self.wall_clock_ns(), 1_000_000_000)
+        return SystemTime(secs, nanos)
 
     def emit(
         self,
@@ -112,9 +112,7 @@ class EngineCore:
                 session_id=self.session_id,
                 kind=kind,
                 occurred_at=self.now_wall(),
-                turn_info=None
-                if turn is None
-                else TurnContext(id=turn.id, parent_tool_id=parent_tool_id),
+                turn_info=None if turn is None else turn.context(parent_tool_id),
                 extensions={} if extensions is None else extensions,
             )
         )

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from ...pipeline.errors import CorralError
-from ...pipeline.events import ContextUsage, Request, TurnOrigin
+from ...pipeline.events import ContextUsage, Request, TurnContext, TurnOrigin
 from ...pipeline.policy import Decide
 
 __all__ = ["EngineSettings", "OpenRequest", "Pending", "QueuedPrompt", "Turn"]
@@ -48,6 +48,16 @@ class Turn:
     usage_extensions: dict[str, Any] = attrs.field(factory=dict)
     stall_warned: bool = False
     cancel_deadline: float | None = None
+    contexts: dict[str | None, TurnContext] = attrs.field(factory=dict)
+
+    def context(self, parent_tool_id: str | None) -> TurnContext:
+        """The turn_info for this turn (and subagent), shared by its events."""
+        found = self.contexts.get(parent_tool_id)
+        if found is None:
+            found = self.contexts[parent_tool_id] = TurnContext(
+                id=self.id, parent_tool_id=parent_tool_id
+            )
+        return found
 
 
 @attrs.define(kw_only=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import orjson
 
 from ._kinds import EventKind, kind_from_wire
 from ._session import SystemTime
@@ -39,6 +40,16 @@ class Event:
     turn_info: TurnContext | None = None
     # Raw provider data, kept verbatim; treat as read-only.
     extensions: dict[str, Any] = attrs.field(factory=dict)
+    # The JSON encoding, made once and shared by every sink (see `json`).
+    _json: bytes | None = attrs.field(default=None, init=False, eq=False, repr=False)
+
+    def json(self) -> bytes:
+        """This event as JSON bytes; encoded on first use, then shared."""
+        encoded = self._json
+        if encoded is None:
+            encoded = orjson.dumps(self.to_wire())
+            object.__setattr__(self, "_json", encoded)
+        return encoded
 
     def to_wire(self) -> dict[str, object]:
         return {

@@ -366,6 +366,14 @@ _STATUSES = {status.value: status for status in SessionStatus}
 
 
 def kind_from_wire(raw: object, path: str = "kind") -> EventKind:
+    # Fast path for the commonest event of any stream; any doubt about its
+    # shape falls through to the checked readers below.
+    if type(raw) is dict and len(raw) == 1:
+        delta = raw.get("TextDelta")
+        if type(delta) is dict and len(delta) == 2:
+            message_id, text = delta.get("message_id"), delta.get("text")
+            if type(message_id) is str and type(text) is str:
+                return TextDelta(message_id=message_id, text=text)
     tag, payload = tag_of(raw, path, frozenset({"ContextCompacted"}))
     if tag == "ContextCompacted":
         return ContextCompacted()
