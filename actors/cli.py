@@ -4,6 +4,8 @@ corral serve [--mock SCRIPT] [--policy FILE] [--metrics HOST:PORT]
                                the line protocol on stdin/stdout
 corral demo [--metrics HOST:PORT | --no-metrics]
                                watch mock sessions run, then a summary
+corral bench [--quick] [--json FILE]
+                               throughput, latency, scale, backpressure vs baselines
 corral schema                  print the line-protocol JSON schema
 corral policy check|explain    check a permission policy file; say what it would decide
 corral --version
@@ -145,6 +147,24 @@ def _demo(args: argparse.Namespace) -> int:
     return run_async(main)
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from ..sinks.metrics import Metrics
+    from .bench import BenchOptions, run_bench
+    from .bench._run import write_json
+
+    loops = ("uvloop", "asyncio") if args.loop == "both" else (args.loop,)
+
+    def sinks() -> list[Any]:
+        # The full pipeline: the line writer is the app's sink; add metrics.
+        return [Metrics(version=version()).sink]
+
+    report = run_bench(BenchOptions(quick=args.quick, loops=loops, sinks=sinks))
+    if args.json:
+        write_json(report, args.json)
+        print(f"corral: figures written to {args.json}", file=sys.stderr)
+    return 0
+
+
 def _schema(args: argparse.Namespace) -> int:
     text = resources.files("corral.pipeline").joinpath("schema/line-protocol.schema.json")
     sys.stdout.write(text.read_text(encoding="utf-8"))
@@ -200,6 +220,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--no-metrics", action="store_true", help="do not serve metrics")
     demo.set_defaults(run=_demo)
+
+    bench = commands.add_parser(
+        "bench",
+        help="measure throughput, latency, scale and backpressure against baselines",
+        description="Every figure is measured in this run next to its baseline: the orjson "
+        "parsing floor and a naive relay for throughput, a plain relay for latency, the idle "
+        "process for memory. Takes a few minutes; --quick takes about one.",
+    )
+    bench.add_argument("--quick", action="store_true", help="smaller runs (about a minute)")
+    bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    bench.add_argument(
+        "--loop",
+        choices=("uvloop", "asyncio", "both"),
+        default="both",
+        help="event loop(s) to measure (default both)",
+    )
+    bench.set_defaults(run=_bench)
 
     schema = commands.add_parser("schema", help="print the line-protocol JSON schema")
     schema.set_defaults(run=_schema)

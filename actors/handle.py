@@ -103,6 +103,11 @@ class Session:
     async def wait_closed(self) -> None:
         await self._ended.wait()
 
+    async def wait_idle(self) -> None:
+        """Return once no turn runs and nothing is queued (or the session ended)."""
+        if self._actor is not None and not self._ended.is_set():
+            await self._actor.wait_status(SessionStatus.IDLE)
+
     # ---- the stream -------------------------------------------------------------
 
     def events(self) -> AsyncIterator[Event]:

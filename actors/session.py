@@ -31,7 +31,7 @@ from ..pipeline.channels import BrokenChannel, Channel, EndOfChannel
 from ..pipeline.commands import RollbackScope
 from ..pipeline.driver import AgentExited, Driver, DriverEvent
 from ..pipeline.errors import AgentGone, CorralError, ErrorKind
-from ..pipeline.events import Answer, ConfigValue, Delivery, SessionInfo
+from ..pipeline.events import Answer, ConfigValue, Delivery, SessionInfo, SessionStatus
 from ..pipeline.records import Closed, Opened, SessionFailed, SinkItem
 from ..pipeline.stages import FanOut, Sink
 from .engine import Engine, Pending
@@ -83,6 +83,8 @@ class SessionActor:
         self._done = asyncio.Event()
         self._session_dir = session_dir
         self.outcome = "closed"
+        self._status_seen = engine.status
+        self._status_changed = asyncio.Event()
 
     def channels(self) -> list[Channel[DriverEvent] | Channel[SinkItem]]:
         """Every channel of this session, for metrics and tests."""
@@ -126,6 +128,7 @@ class SessionActor:
         for consumer in consumers:
             await consumer  # every sink has seen Closed
         self._done.set()
+        self._announce_status()
 
     async def _run_driver(self) -> None:
         try:
@@ -183,6 +186,14 @@ class SessionActor:
         outbox = self.engine.outbox
         while outbox:
             await self.events_out.send(outbox.popleft())
+        if self.engine.status is not self._status_seen:
+            self._announce_status()
+
+    def _announce_status(self) -> None:
+        """Wake everyone waiting for a status (one event per change, then a fresh one)."""
+        self._status_seen = self.engine.status
+        changed, self._status_changed = self._status_changed, asyncio.Event()
+        changed.set()
 
     async def _flush_driver(self) -> None:
         """Send the engine's decisions to the agent, in order, one writer at a time."""
@@ -275,6 +286,22 @@ class SessionActor:
 
     async def wait_closed(self) -> None:
         await self._done.wait()
+
+    async def wait_status(self, wanted: SessionStatus) -> None:
+        """Return once the session's status is `wanted`, or once it has ended.
+
+        The status is the engine's; its events may still be on their way to
+        the sinks when this returns.
+        """
+        while self.engine.status is not wanted and not self._done.is_set():
+            changed = self._status_changed
+            done = asyncio.ensure_future(self._done.wait())
+            seen = asyncio.ensure_future(changed.wait())
+            try:
+                await asyncio.wait({done, seen}, return_when="FIRST_COMPLETED")
+            finally:
+                done.cancel()
+                seen.cancel()
 
 
 def monotonic() -> float:

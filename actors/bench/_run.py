@@ -1,0 +1,181 @@
+"""Running the benchmark phases and reporting them.
+
+Phases, each under uvloop and under asyncio's own loop: throughput (full
+pipeline vs the orjson floor and a naive relay), scale (1 to 1000
+sessions), backpressure; then, once, latency through a real `corral serve`
+at 10 %, 50 % and 90 % of its measured maximum rate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from functools import partial
+from typing import Any, TextIO
+
+import attrs
+import orjson
+
+from ..runtime import SinkFactory
+from ._backpressure import Backpressure, measure_backpressure
+from ._corpus import mock_corpus
+from ._latency import Latency, measure_latency, measure_max_rate
+from ._scale import Scale, measure_scale_apart
+from ._throughput import Throughput, measure_throughput
+
+__all__ = ["BenchOptions", "run_bench"]
+
+
+@attrs.frozen(kw_only=True)
+class BenchOptions:
+    quick: bool = False
+    loops: tuple[str, ...] = ("uvloop", "asyncio")
+    sinks: Callable[[], Sequence[SinkFactory]] = lambda: ()
+    out: TextIO = sys.stdout
+
+    @property
+    def frames(self) -> int:
+        return 20_000 if self.quick else 120_000
+
+    @property
+    def session_counts(self) -> tuple[int, ...]:
+        return (1, 10, 100, 1000)
+
+    @property
+    def events_per_session(self) -> int:
+        return 50 if self.quick else 400
+
+    @property
+    def latency_count(self) -> int:
+        return 1_000 if self.quick else 5_000
+
+
+@attrs.define
+class Figures:
+    throughput: dict[str, Throughput] = attrs.field(factory=dict)
+    scale: dict[str, list[Scale]] = attrs.field(factory=dict)
+    backpressure: dict[str, Backpressure] = attrs.field(factory=dict)
+    latency: list[Latency] = attrs.field(factory=list)
+    max_rate: float = 0.0
+
+
+def _run_on(loop: str, main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    if loop == "uvloop":
+        import uvloop
+
+        return uvloop.run(main())
+    return asyncio.run(main())
+
+
+def _say(options: BenchOptions, text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run_bench(options: BenchOptions) -> dict[str, Any]:
+    figures = Figures()
+    started = time.perf_counter()
+    for loop in options.loops:
+        _say(options, f"[{loop}] throughput ({options.frames} frames)...")
+        corpus = mock_corpus(options.frames)
+        throughput = partial(
+            measure_throughput, corpus, repeat=2 if options.quick else 3, sinks=options.sinks()
+        )
+        figures.throughput[loop] = _run_on(loop, throughput)
+        figures.scale[loop] = []
+        for count in options.session_counts:
+            _say(options, f"[{loop}] scale: {count} sessions...")
+            figures.scale[loop].append(measure_scale_apart(count, options.events_per_session, loop))
+        _say(options, f"[{loop}] backpressure...")
+        stall = partial(measure_backpressure, 5_000, 1.0 if options.quick else 3.0)
+        figures.backpressure[loop] = _run_on(loop, stall)
+    _say(options, "latency through corral serve...")
+    figures.max_rate = _run_on("uvloop", partial(measure_max_rate, options.latency_count * 4))
+    for load in (0.1, 0.5, 0.9):
+        latency = partial(measure_latency, figures.max_rate, load, options.latency_count)
+        figures.latency.append(_run_on("uvloop", latency))
+    report = _summary(figures, time.perf_counter() - started)
+    _table(figures, options.out)
+    return report
+
+
+def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
+    main = figures.throughput.get("uvloop") or next(iter(figures.throughput.values()))
+    scale_main = figures.scale.get("uvloop") or next(iter(figures.scale.values()))
+    thousand = next(s for s in scale_main if s.sessions == 1000)
+    half = next(lat for lat in figures.latency if lat.load == 0.5)
+    return {
+        "floor_ratio": {
+            "value": round(main.floor_ratio, 2),
+            "target": 4.0,
+            "baseline": {
+                "floor_us_per_event": round(main.floor_s / main.events * 1e6, 3),
+                "corral_us_per_event": round(main.corral_s / main.events * 1e6, 3),
+                "naive_ratio": round(main.naive_ratio, 2),
+            },
+        },
+        "events_per_s": {
+            "value": round(main.events_per_s),
+            "baseline": {"naive_events_per_s": round(main.naive_events_per_s)},
+        },
+        "rss_mib_1000_sessions": {
+            "value": round(thousand.rss_open_mib, 1),
+            "target": 2048,
+            "baseline": {"rss_mib_before_sessions": round(thousand.rss_before_mib, 1)},
+        },
+        "p99_ms_half_load": {
+            "value": round(half.p99_ms, 3),
+            "target_added": 5.0,
+            "baseline": {"relay_p99_ms": round(half.relay_p99_ms, 3), "rate": round(half.rate)},
+        },
+        "details": attrs.asdict(figures),
+        "seconds": round(seconds, 1),
+    }
+
+
+THROUGHPUT_HEAD = "  loop        events      ev/s  floor µs  corral µs  ×floor  naive ×"
+SCALE_HEAD = "  loop     sessions      ev/s  KiB/session  RSS MiB  max lag ms"
+
+
+def _table(figures: Figures, out: TextIO) -> None:
+    def line(text: str = "") -> None:
+        print(text, file=out)
+
+    line("throughput (full pipeline; cost per event against the orjson floor)")
+    line(THROUGHPUT_HEAD)
+    for loop, t in figures.throughput.items():
+        line(
+            f"  {loop:<9}{t.events:>9}{t.events_per_s:>10.0f}{t.floor_s / t.events * 1e6:>10.2f}"
+            f"{t.corral_s / t.events * 1e6:>11.2f}{t.floor_ratio:>8.1f}{t.naive_ratio:>9.1f}"
+        )
+    line()
+    line("scale (concurrent mock sessions in one process)")
+    line(SCALE_HEAD)
+    for loop, rows in figures.scale.items():
+        for s in rows:
+            line(
+                f"  {loop:<9}{s.sessions:>9}{s.events_per_s:>10.0f}{s.rss_per_session_kib:>13.0f}"
+                f"{s.rss_open_mib:>9.0f}{s.max_lag_ms:>12.1f}"
+            )
+    line()
+    line("backpressure (a stalled sink)")
+    for loop, b in figures.backpressure.items():
+        line(
+            f"  {loop:<9} produced while stalled {b.produced_while_stalled},"
+            f" RSS +{b.rss_growth_mib:.1f} MiB over {b.stalled_seconds:.0f} s;"
+            f" delivered {b.delivered}/{b.events}, lost {b.lost}, in order: {b.in_order}"
+        )
+    line()
+    line(f"latency: agent writes a line → app reads the event (max rate {figures.max_rate:.0f}/s)")
+    line(f"  {'load':>6}{'rate/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'p99.9 ms':>10}{'relay p99':>11}")
+    for lat in figures.latency:
+        line(
+            f"  {lat.load:>6.0%}{lat.rate:>9.0f}{lat.p50_ms:>9.2f}{lat.p99_ms:>9.2f}"
+            f"{lat.p999_ms:>10.2f}{lat.relay_p99_ms:>11.2f}"
+        )
+
+
+def write_json(report: dict[str, Any], path: str) -> None:
+    with open(path, "wb") as out:
+        out.write(orjson.dumps(report, option=orjson.OPT_INDENT_2))

@@ -1,0 +1,154 @@
+"""Throughput: the full pipeline against two baselines, in the same run.
+
+- floor: `orjson.loads` of every line, nothing else — what no pipeline can beat;
+- naive: `json.loads`, an unbounded queue, `print(json.dumps(...))` — what a
+  quick hand-written relay costs;
+- corral: replay through a real session (decode → normalize → engine and
+  policy → fan-out → line writer, plus any extra sinks: transcript, metrics).
+
+Each is run `repeat` times and the fastest run counts (the least disturbed
+by the rest of the machine). Costs are per event the pipeline emitted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import attrs
+import orjson
+
+from ...pipeline.events import AgentDetails
+from ...sinks.lines import LineSink, LineWriter
+from ...sources.catalog import Catalog, CatalogEntry
+from ..runtime import Runtime, SinkFactory
+from ._corpus import Corpus
+from ._replay import ReplayDriver
+
+__all__ = ["Throughput", "measure_throughput"]
+
+
+@attrs.frozen(kw_only=True)
+class Throughput:
+    corpus: str
+    lines: int
+    events: int
+    floor_s: float
+    naive_s: float
+    corral_s: float
+
+    @property
+    def floor_ratio(self) -> float:
+        return self.corral_s / self.floor_s
+
+    @property
+    def naive_ratio(self) -> float:
+        return self.naive_s / self.floor_s
+
+    @property
+    def events_per_s(self) -> float:
+        return self.events / self.corral_s
+
+    @property
+    def naive_events_per_s(self) -> float:
+        return self.events / self.naive_s
+
+
+def _floor(lines: Sequence[bytes]) -> float:
+    started = time.perf_counter()
+    for line in lines:
+        orjson.loads(line)
+    return time.perf_counter() - started
+
+
+async def _naive(lines: Sequence[bytes], sink: TextIO) -> float:
+    """json.loads, an unbounded queue, print(json.dumps(...)) to `sink`."""
+    backlog: deque[Any] = deque()  # unbounded on purpose: this is the naive baseline
+    ready = asyncio.Event()
+    done = object()
+    if True:
+
+        async def produce() -> None:
+            for line in lines:
+                backlog.append(json.loads(line))
+                ready.set()
+                await asyncio.sleep(0)
+            backlog.append(done)
+            ready.set()
+
+        async def consume() -> None:
+            while True:
+                while not backlog:
+                    ready.clear()
+                    await ready.wait()
+                item = backlog.popleft()
+                if item is done:
+                    return
+                print(json.dumps({"event": item}), file=sink)
+
+        started = time.perf_counter()
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(produce())
+            tasks.create_task(consume())
+        return time.perf_counter() - started
+
+
+class _NullStream:
+    async def write(self, data: bytes) -> None:
+        return None
+
+
+async def _corral(corpus: Corpus, sinks: Sequence[SinkFactory]) -> tuple[float, int]:
+    chunks = [b"".join(corpus.lines[i : i + 512]) for i in range(0, len(corpus.lines), 512)]
+    entry = CatalogEntry(
+        id="replay",
+        name=f"replay of {corpus.name}",
+        executable="",
+        install_hint="",
+        make_driver=lambda installation, spec, telemetry: ReplayDriver(chunks, corpus.translator),
+        details=AgentDetails(),
+        builtin=True,
+    )
+    writer = LineWriter(_NullStream())
+    release = asyncio.Event()
+    release.set()
+    async with asyncio.TaskGroup() as tasks:
+        tasks.create_task(writer.run())
+        async with Runtime(catalog=Catalog([entry]), sinks=sinks) as rt:
+            session = await rt.open("replay", dir=".", app_sink=LineSink(writer, release))
+            started = time.perf_counter()
+            await session.prompt("replay")
+            await session.wait_idle()
+            await session.close()
+            await session.wait_closed()
+            elapsed = time.perf_counter() - started
+            events = session.actor.engine.sequence if not session.ended else _events(session)
+        writer.close()
+    return elapsed, events
+
+
+def _events(session: Any) -> int:
+    return int(session._actor.engine.sequence)  # the actor outlives the handle's session
+
+
+async def measure_throughput(
+    corpus: Corpus, *, repeat: int = 3, sinks: Sequence[SinkFactory] = ()
+) -> Throughput:
+    floor = min(_floor(corpus.lines) for _ in range(repeat))
+    with open(os.devnull, "w") as devnull:  # noqa: ASYNC230 (opening /dev/null never blocks)
+        naive = min([await _naive(corpus.lines, devnull) for _ in range(repeat)])
+    runs = [await _corral(corpus, sinks) for _ in range(repeat)]
+    corral_s = min(elapsed for elapsed, _ in runs)
+    return Throughput(
+        corpus=corpus.name,
+        lines=len(corpus.lines),
+        events=runs[0][1],
+        floor_s=floor,
+        naive_s=naive,
+        corral_s=corral_s,
+    )
