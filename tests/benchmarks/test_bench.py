@@ -1,0 +1,57 @@
+"""The benchmark's phases at small sizes: what must hold whatever the machine.
+
+Speed figures are reported (printed, and by `corral bench`), never asserted:
+a timed assertion fails on a busy machine and passes on a fast one without
+saying anything about corral. What is asserted here does not depend on
+speed: nothing is lost, order holds, a stalled sink pauses the agent,
+memory for a thousand sessions stays far under its budget.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from corral.actors.bench import BenchOptions, run_bench
+from corral.actors.bench._backpressure import measure_backpressure
+from corral.actors.bench._corpus import mock_corpus
+from corral.actors.bench._run import write_json
+from corral.actors.bench._scale import measure_scale_apart
+from corral.actors.bench._throughput import measure_throughput
+from corral.sinks.metrics import Metrics
+
+
+async def test_the_full_pipeline_delivers_every_event_of_the_corpus() -> None:
+    corpus = mock_corpus(5_000)
+    figures = await measure_throughput(corpus, repeat=1, sinks=[Metrics().sink])
+    # Every frame becomes one event, minus the MessageEnded the engine already
+    # synthesized, plus the turn's own events (start, status, end, status).
+    assert figures.events >= len(corpus.lines) * 0.95
+    print(f"\nfloor ratio {figures.floor_ratio:.1f}, naive ratio {figures.naive_ratio:.1f}")
+
+
+async def test_a_stalled_sink_pauses_the_agent_and_loses_nothing() -> None:
+    result = await measure_backpressure(3_000, 0.5)
+    assert result.produced_while_stalled == 0
+    assert result.lost == 0 and result.in_order
+
+
+def test_a_thousand_sessions_fit_far_under_two_gibibytes() -> None:
+    result = measure_scale_apart(1000, 20, "uvloop")
+    assert result.rss_open_mib < 2048
+    assert result.events >= 1000 * 20
+    print(
+        f"\n1000 sessions: {result.rss_open_mib:.0f} MiB, {result.rss_per_session_kib:.0f} KiB each"
+    )
+
+
+def test_corral_bench_quick_writes_every_figure_with_its_baseline(tmp_path: Path) -> None:
+    out = io.StringIO()
+    report = run_bench(BenchOptions(quick=True, loops=("uvloop",), out=out))
+    path = tmp_path / "bench.json"
+    write_json(report, str(path))
+    figures = json.loads(path.read_text())
+    for name in ("floor_ratio", "events_per_s", "rss_mib_1000_sessions", "p99_ms_half_load"):
+        assert "value" in figures[name] and figures[name]["baseline"], name
+    assert "throughput" in out.getvalue() and "latency" in out.getvalue()
