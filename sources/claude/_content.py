@@ -141,7 +141,7 @@ class Content:
         for block in blocks:
             if not isinstance(block, dict):
                 continue
-            if block.get("type") in _TOOL_BLOCKS:
+            if str(block.get("type")) in _TOOL_BLOCKS:
                 events.extend(self._tool_use(block, parent))
             elif write_text:
                 events.extend(self._text_block(block, message_id, parent))

@@ -72,7 +72,7 @@ class InboundFrames(ProtocolCore):
         kind = frame.get("type")
         handler = _HANDLERS.get(str(kind))
         if handler is None:
-            if kind in QUIET_FRAMES:
+            if isinstance(kind, str) and kind in QUIET_FRAMES:
                 return []
             return [unknown_frame(frame, str(kind))]
         return handler(self, frame)

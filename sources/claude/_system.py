@@ -147,7 +147,7 @@ _HANDLERS = {
 def system_frame(frame: Mapping[str, Any]) -> list[DriverEvent] | None:
     """Events for a `system` frame other than `init`; None if unknown."""
     subtype = frame.get("subtype")
-    if subtype in QUIET_SYSTEM:
+    if isinstance(subtype, str) and subtype in QUIET_SYSTEM:
         return []
     handler = _HANDLERS.get(str(subtype))
     return None if handler is None else handler(frame)

@@ -97,7 +97,7 @@ def _final_stop(entry: Mapping[str, Any]) -> StopReason | None:
     reason = message.get("stop_reason")
     if reason == "refusal":
         return Refused()
-    return Completed() if reason in _FINAL_STOPS else None
+    return Completed() if isinstance(reason, str) and reason in _FINAL_STOPS else None
 
 
 class _Replay:
