@@ -1,20 +1,21 @@
 """The recorded wires the throughput benchmark replays.
 
-Each corpus is the bytes an agent wrote (one JSON frame per line) and the
-translator its source uses. The built-in corpus is the mock agent's wire
-for a realistic turn (reasoning, text deltas, tool updates with output,
-usage); sources that ship a translator and recorded fixtures add theirs
-(`tests/fixtures/<source>/*.jsonl`, looked up from the repository root).
+A corpus is the bytes an agent wrote (one JSON frame per line), cut into
+segments, and the factory of the sans-IO reader its source uses; each
+segment goes through a fresh reader, as a fresh session's wire would. The
+built-in corpus is the mock agent's wire for a realistic turn (reasoning,
+text deltas, tool updates with output, usage); `real_corpus` repeats the
+recordings of a real agent (`_wires.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 import orjson
 
+from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ...pipeline.driver import DriverEvent, Emitted
 from ...pipeline.events import (
     CommandInput,
@@ -29,25 +30,41 @@ from ...pipeline.events import (
     ToolUpdated,
 )
 from ...sources.mock._wire import decode_event, encode_event
-from ._replay import FrameTranslator
+from ._wires import WireReplay, real_corpora
 
-__all__ = ["Corpus", "mock_corpus"]
+__all__ = ["Corpus", "mock_corpus", "real_corpus", "real_corpus_names"]
+
+_MOCK_SEGMENT = 512  # lines per segment of the mock corpus (its reader keeps no state)
 
 
 @attrs.frozen
 class Corpus:
     name: str
-    lines: tuple[bytes, ...]  # each ends with b"\n"
-    translator: Callable[[], FrameTranslator]
+    segments: tuple[bytes, ...]  # each whole lines, each ending with b"\n"
+    wire: Callable[[], WireReplay]
+
+    @property
+    def lines(self) -> list[bytes]:
+        return [line + b"\n" for segment in self.segments for line in segment.split(b"\n")[:-1]]
 
     @property
     def size(self) -> int:
-        return sum(len(line) for line in self.lines)
+        return sum(len(segment) for segment in self.segments)
 
 
-class _MockTranslator:
-    def feed(self, frame: dict[str, Any]) -> list[DriverEvent]:
-        return [decode_event(frame)]
+class _MockWire:
+    def __init__(self) -> None:
+        self._lines = JsonLinesDecoder()
+
+    def feed(self, chunk: bytes) -> list[DriverEvent]:
+        return [
+            decode_event(frame)
+            for frame in self._lines.feed(chunk)
+            if not isinstance(frame, NotJson | Oversized)
+        ]
+
+    def end(self) -> list[DriverEvent]:
+        return []
 
 
 def _mock_turn(index: int) -> list[DriverEvent]:
@@ -96,4 +113,21 @@ def mock_corpus(frames: int) -> Corpus:
     while len(lines) < frames:
         lines += [orjson.dumps(encode_event(e)) + b"\n" for e in _mock_turn(index)]
         index += 1
-    return Corpus(name="mock", lines=tuple(lines[:frames]), translator=_MockTranslator)
+    lines = lines[:frames]
+    segments = tuple(
+        b"".join(lines[i : i + _MOCK_SEGMENT]) for i in range(0, len(lines), _MOCK_SEGMENT)
+    )
+    return Corpus(name="mock", segments=segments, wire=_MockWire)
+
+
+def real_corpus_names() -> list[str]:
+    """The real agents whose recordings are present (a source checkout)."""
+    return list(real_corpora())
+
+
+def real_corpus(name: str, frames: int) -> Corpus:
+    """At least `frames` lines: whole repetitions of one source's recordings."""
+    recordings, wire = real_corpora()[name]
+    per_copy = sum(recording.count(b"\n") for recording in recordings)
+    copies = max(1, -(-frames // per_copy))
+    return Corpus(name=name, segments=recordings * copies, wire=wire)

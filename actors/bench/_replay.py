@@ -1,18 +1,16 @@
 """Replaying a recorded wire into a live session, as fast as corral can take it.
 
 `ReplayDriver` is a driver with no process: at the first `StartTurn` it
-feeds the recorded bytes through the same sans-IO path as the live source
-(`JsonLinesDecoder` then the source's frame translator) and sends the
-driver events on. What is timed is corral's own cost, not an agent's.
+feeds the recorded bytes, in pipe-sized chunks, through the same sans-IO
+reader as the live source (a fresh one per segment) and sends the driver
+events on, as one turn. What is timed is corral's own cost, not an agent's.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
 
-from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ...pipeline.driver import (
     DriverCommand,
     DriverEvent,
@@ -23,18 +21,17 @@ from ...pipeline.driver import (
     TurnFinished,
 )
 from ...pipeline.events import AgentDetails, Completed
+from ._wires import WireReplay
 
-__all__ = ["FrameTranslator", "ReplayDriver"]
+__all__ = ["ReplayDriver"]
 
-
-class FrameTranslator(Protocol):
-    def feed(self, frame: dict[str, Any]) -> list[DriverEvent]: ...
+_CHUNK = 65536  # what one read of a pipe gives at most
 
 
 class ReplayDriver:
-    def __init__(self, chunks: Sequence[bytes], translator: Callable[[], FrameTranslator]) -> None:
-        self._chunks = chunks
-        self._translator = translator
+    def __init__(self, segments: Sequence[bytes], wire: Callable[[], WireReplay]) -> None:
+        self._segments = segments
+        self._wire = wire
         self._go = asyncio.Event()
         self._stopped = asyncio.Event()
 
@@ -45,18 +42,21 @@ class ReplayDriver:
         await self._go.wait()
         if self._stopped.is_set():
             return
-        decoder = JsonLinesDecoder()
-        translate = self._translator()
         await events_out.send(TurnBegan())
-        for chunk in self._chunks:
-            for frame in decoder.feed(chunk):
-                if isinstance(frame, NotJson | Oversized):
-                    continue
-                for event in translate.feed(frame):
-                    if not isinstance(event, TurnBegan | TurnFinished):
-                        await events_out.send(event)
+        for segment in self._segments:
+            wire = self._wire()
+            for start in range(0, len(segment), _CHUNK):
+                await self._forward(wire.feed(segment[start : start + _CHUNK]), events_out)
+            await self._forward(wire.end(), events_out)
         await events_out.send(TurnFinished(stop=Completed()))
         await self._stopped.wait()
+
+    @staticmethod
+    async def _forward(events: list[DriverEvent], events_out: EventSink) -> None:
+        # The recordings' own turn boundaries fold into the one replayed turn.
+        for event in events:
+            if not isinstance(event, TurnBegan | TurnFinished):
+                await events_out.send(event)
 
     async def send(self, command: DriverCommand) -> None:
         if isinstance(command, StartTurn):

@@ -20,7 +20,7 @@ import orjson
 
 from ..runtime import SinkFactory
 from ._backpressure import Backpressure, measure_backpressure
-from ._corpus import mock_corpus
+from ._corpus import Corpus, mock_corpus, real_corpus, real_corpus_names
 from ._latency import Latency, measure_latency, measure_max_rate
 from ._scale import Scale, measure_scale_apart
 from ._throughput import Throughput, measure_throughput
@@ -54,7 +54,7 @@ class BenchOptions:
 
 @attrs.define
 class Figures:
-    throughput: dict[str, Throughput] = attrs.field(factory=dict)
+    throughput: dict[str, list[Throughput]] = attrs.field(factory=dict)
     scale: dict[str, list[Scale]] = attrs.field(factory=dict)
     backpressure: dict[str, Backpressure] = attrs.field(factory=dict)
     latency: list[Latency] = attrs.field(factory=list)
@@ -77,12 +77,13 @@ def run_bench(options: BenchOptions) -> dict[str, Any]:
     figures = Figures()
     started = time.perf_counter()
     for loop in options.loops:
-        _say(options, f"[{loop}] throughput ({options.frames} frames)...")
-        corpus = mock_corpus(options.frames)
-        throughput = partial(
-            measure_throughput, corpus, repeat=2 if options.quick else 3, sinks=options.sinks()
-        )
-        figures.throughput[loop] = _run_on(loop, throughput)
+        figures.throughput[loop] = []
+        for corpus in _corpora(options):
+            _say(options, f"[{loop}] throughput: {corpus.name} ({len(corpus.lines)} lines)...")
+            throughput = partial(
+                measure_throughput, corpus, repeat=2 if options.quick else 3, sinks=options.sinks()
+            )
+            figures.throughput[loop].append(_run_on(loop, throughput))
         figures.scale[loop] = []
         for count in options.session_counts:
             _say(options, f"[{loop}] scale: {count} sessions...")
@@ -100,8 +101,27 @@ def run_bench(options: BenchOptions) -> dict[str, Any]:
     return report
 
 
+def _corpora(options: BenchOptions) -> list[Corpus]:
+    """The mock's wire, then each real agent's recorded wire (in a source checkout)."""
+    real = [real_corpus(name, options.frames // 2) for name in real_corpus_names()]
+    return [mock_corpus(options.frames), *real]
+
+
+def _overall(runs: list[Throughput]) -> Throughput:
+    """All corpora as one: total time against total time, per event emitted."""
+    return Throughput(
+        corpus="all",
+        lines=sum(t.lines for t in runs),
+        events=sum(t.events for t in runs),
+        floor_s=sum(t.floor_s for t in runs),
+        naive_s=sum(t.naive_s for t in runs),
+        corral_s=sum(t.corral_s for t in runs),
+    )
+
+
 def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
-    main = figures.throughput.get("uvloop") or next(iter(figures.throughput.values()))
+    runs = figures.throughput.get("uvloop") or next(iter(figures.throughput.values()))
+    main = _overall(runs)
     scale_main = figures.scale.get("uvloop") or next(iter(figures.scale.values()))
     thousand = next(s for s in scale_main if s.sessions == 1000)
     half = next(lat for lat in figures.latency if lat.load == 0.5)
@@ -113,6 +133,7 @@ def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
                 "floor_us_per_event": round(main.floor_s / main.events * 1e6, 3),
                 "corral_us_per_event": round(main.corral_s / main.events * 1e6, 3),
                 "naive_ratio": round(main.naive_ratio, 2),
+                "by_corpus": {t.corpus: round(t.floor_ratio, 2) for t in runs},
             },
         },
         "events_per_s": {
@@ -134,7 +155,7 @@ def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
     }
 
 
-THROUGHPUT_HEAD = "  loop        events      ev/s  floor µs  corral µs  ×floor  naive ×"
+THROUGHPUT_HEAD = "  loop     corpus      events      ev/s  floor µs  corral µs  ×floor  naive ×"
 SCALE_HEAD = "  loop     sessions      ev/s  KiB/session  RSS MiB  max lag ms"
 
 
@@ -144,11 +165,13 @@ def _table(figures: Figures, out: TextIO) -> None:
 
     line("throughput (full pipeline; cost per event against the orjson floor)")
     line(THROUGHPUT_HEAD)
-    for loop, t in figures.throughput.items():
-        line(
-            f"  {loop:<9}{t.events:>9}{t.events_per_s:>10.0f}{t.floor_s / t.events * 1e6:>10.2f}"
-            f"{t.corral_s / t.events * 1e6:>11.2f}{t.floor_ratio:>8.1f}{t.naive_ratio:>9.1f}"
-        )
+    for loop, runs in figures.throughput.items():
+        for t in [*runs, _overall(runs)]:
+            line(
+                f"  {loop:<9}{t.corpus:<9}{t.events:>9}{t.events_per_s:>10.0f}"
+                f"{t.floor_s / t.events * 1e6:>10.2f}{t.corral_s / t.events * 1e6:>11.2f}"
+                f"{t.floor_ratio:>8.1f}{t.naive_ratio:>9.1f}"
+            )
     line()
     line("scale (concurrent mock sessions in one process)")
     line(SCALE_HEAD)

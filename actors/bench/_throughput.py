@@ -104,13 +104,17 @@ class _NullStream:
 
 
 async def _corral(corpus: Corpus, sinks: Sequence[SinkFactory]) -> tuple[float, int]:
-    chunks = [b"".join(corpus.lines[i : i + 512]) for i in range(0, len(corpus.lines), 512)]
+    def replay_driver(*_: object) -> ReplayDriver:
+        return ReplayDriver(corpus.segments, corpus.wire)
+
     entry = CatalogEntry(
         id="replay",
         name=f"replay of {corpus.name}",
         executable="",
         install_hint="",
-        make_driver=lambda installation, spec, telemetry: ReplayDriver(chunks, corpus.translator),
+        make_driver=lambda installation, spec, telemetry: ReplayDriver(
+            corpus.segments, corpus.wire
+        ),
         details=AgentDetails(),
         builtin=True,
     )
@@ -139,14 +143,15 @@ def _events(session: Any) -> int:
 async def measure_throughput(
     corpus: Corpus, *, repeat: int = 3, sinks: Sequence[SinkFactory] = ()
 ) -> Throughput:
-    floor = min(_floor(corpus.lines) for _ in range(repeat))
+    lines = corpus.lines
+    floor = min(_floor(lines) for _ in range(repeat))
     with open(os.devnull, "w") as devnull:  # noqa: ASYNC230 (opening /dev/null never blocks)
-        naive = min([await _naive(corpus.lines, devnull) for _ in range(repeat)])
+        naive = min([await _naive(lines, devnull) for _ in range(repeat)])
     runs = [await _corral(corpus, sinks) for _ in range(repeat)]
     corral_s = min(elapsed for elapsed, _ in runs)
     return Throughput(
         corpus=corpus.name,
-        lines=len(corpus.lines),
+        lines=len(lines),
         events=runs[0][1],
         floor_s=floor,
         naive_s=naive,

@@ -13,9 +13,10 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from corral.actors.bench import BenchOptions, run_bench
 from corral.actors.bench._backpressure import measure_backpressure
-from corral.actors.bench._corpus import mock_corpus
+from corral.actors.bench._corpus import mock_corpus, real_corpus, real_corpus_names
 from corral.actors.bench._run import write_json
 from corral.actors.bench._scale import measure_scale_apart
 from corral.actors.bench._throughput import measure_throughput
@@ -29,6 +30,17 @@ async def test_the_full_pipeline_delivers_every_event_of_the_corpus() -> None:
     # synthesized, plus the turn's own events (start, status, end, status).
     assert figures.events >= len(corpus.lines) * 0.95
     print(f"\nfloor ratio {figures.floor_ratio:.1f}, naive ratio {figures.naive_ratio:.1f}")
+
+
+@pytest.mark.parametrize("name", ["claude", "acp", "copilot"])
+async def test_each_real_agents_recorded_wire_goes_through_the_full_pipeline(name: str) -> None:
+    assert name in real_corpus_names(), f"the {name} recordings are missing from tests/fixtures"
+    corpus = real_corpus(name, 600)
+    figures = await measure_throughput(corpus, repeat=1, sinks=[Metrics().sink])
+    assert len(corpus.lines) >= 600
+    # The recordings hold a few lines that carry no event (handshake replies);
+    # most carry at least one.
+    assert figures.events >= len(corpus.lines) * 0.2, figures
 
 
 async def test_a_stalled_sink_pauses_the_agent_and_loses_nothing() -> None:
@@ -55,3 +67,4 @@ def test_corral_bench_quick_writes_every_figure_with_its_baseline(tmp_path: Path
     for name in ("floor_ratio", "events_per_s", "rss_mib_1000_sessions", "p99_ms_half_load"):
         assert "value" in figures[name] and figures[name]["baseline"], name
     assert "throughput" in out.getvalue() and "latency" in out.getvalue()
+    assert set(figures["floor_ratio"]["baseline"]["by_corpus"]) >= {"mock", "claude", "acp"}
