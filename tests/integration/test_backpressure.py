@@ -84,9 +84,7 @@ async def test_one_stalled_session_does_not_stall_the_commands_of_another() -> N
             await until(lambda: stalled.actor.driver_events.statistics().waiting_senders == 1)
             async with asyncio.timeout(10):
                 await other.prompt("go too")
-                await until(
-                    lambda: any(type(e.kind).__name__ == "TurnEnded" for e in other_events)
-                )
+                await until(lambda: any(type(e.kind).__name__ == "TurnEnded" for e in other_events))
                 await other.close()
             gate.gate.set()
             await stalled.close()

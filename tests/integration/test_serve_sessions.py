@@ -120,7 +120,9 @@ async def test_configure_confirms_with_session_updated(serve_mock: Any, tmp_path
     option = {
         "id": "model",
         "name": "Model",
-        "kind": {"Select": {"choices": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]}},
+        "kind": {
+            "Select": {"choices": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]}
+        },
         "current": "a",
         "live": True,
     }
