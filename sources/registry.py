@@ -9,10 +9,11 @@ from .acp import catalog_entries as acp_entries
 from .appserver import catalog_entry as appserver
 from .catalog import Catalog
 from .claude import catalog_entry as claude
+from .codex import catalog_entry as codex
 from .copilot import catalog_entry as copilot_native
 
 __all__ = ["default_catalog"]
 
 
 def default_catalog() -> Catalog:
-    return Catalog([claude(), *acp_entries(), copilot_native(), appserver()])
+    return Catalog([claude(), codex(), *acp_entries(), copilot_native(), appserver()])
