@@ -11,7 +11,9 @@ session would:
   CLI's stdout bytes;
 - acp: `AcpReplay`, fed the tagged recording (corral's own requests tell it
   where a turn begins and which response ends it);
-- copilot: `CopilotNormalizer`, fed one SessionEvent per line.
+- copilot: `CopilotNormalizer`, fed one SessionEvent per line;
+- codex: `AppServerNormalizer`, fed the app-server's notifications and
+  requests (responses to corral's own requests carry no events).
 
 The fixtures live in the repository, not in the installed package: where
 they are absent (an installed corral) only the mock corpus is measured.
@@ -19,6 +21,7 @@ they are absent (an installed corral) only the mock corpus is measured.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -29,6 +32,7 @@ from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ...pipeline.driver import DriverEvent, StartTurn
 from ...sources.acp import AcpReplay
 from ...sources.claude import ClaudeProtocol
+from ...sources.codex import AppServerNormalizer
 from ...sources.copilot import CopilotNormalizer
 
 __all__ = ["FIXTURES", "WireReplay", "real_corpora"]
@@ -38,6 +42,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 _CLAUDE = ("plain", "permission_allowed", "write_file", "question")
 _ACP_AGENTS = ("gemini", "opencode", "copilot", "claude-acp", "codex-acp")
 _ACP_CASES = ("plain", "allowed")
+_CODEX = ("plain", "command_accepted", "command_output", "file_change", "steer")
 _COPILOT = (
     "sessions/text_turn",
     "sessions/tools",
@@ -83,6 +88,29 @@ class _CopilotReplay:
         return []
 
 
+class _CodexReplay:
+    def __init__(self) -> None:
+        self._lines = JsonLinesDecoder()
+        self._normalizer = AppServerNormalizer(wall_clock_ns=time.time_ns)
+
+    def feed(self, chunk: bytes) -> list[DriverEvent]:
+        events: list[DriverEvent] = []
+        for frame in self._lines.feed(chunk):
+            if isinstance(frame, NotJson | Oversized) or "method" not in frame:
+                continue
+            if "id" in frame:
+                asked, _ = self._normalizer.server_request(
+                    frame["id"], frame["method"], frame.get("params")
+                )
+                events += asked
+            else:
+                events += self._normalizer.notification(frame["method"], frame.get("params"))
+        return events
+
+    def end(self) -> list[DriverEvent]:
+        return []
+
+
 def _claude_lines(path: Path) -> Iterator[bytes]:
     for record in path.read_bytes().splitlines():
         inbound = orjson.loads(record).get("in")
@@ -116,6 +144,9 @@ def real_corpora() -> dict[str, tuple[Recordings, Callable[[], WireReplay]]]:
     ]
     if all(path.exists() for path in acp):
         found["acp"] = (_segments(acp, _plain_lines), AcpReplay)
+    codex = [FIXTURES / "codex" / "appserver" / f"{name}.jsonl" for name in _CODEX]
+    if all(path.exists() for path in codex):
+        found["codex"] = (_segments(codex, _plain_lines), _CodexReplay)
     copilot = [FIXTURES / "copilot" / f"{name}.jsonl" for name in _COPILOT]
     if all(path.exists() for path in copilot):
         found["copilot"] = (_segments(copilot, _plain_lines), _CopilotReplay)

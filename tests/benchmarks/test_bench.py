@@ -32,7 +32,7 @@ async def test_the_full_pipeline_delivers_every_event_of_the_corpus() -> None:
     print(f"\nfloor ratio {figures.floor_ratio:.1f}, naive ratio {figures.naive_ratio:.1f}")
 
 
-@pytest.mark.parametrize("name", ["claude", "acp", "copilot"])
+@pytest.mark.parametrize("name", ["claude", "codex", "acp", "copilot"])
 async def test_each_real_agents_recorded_wire_goes_through_the_full_pipeline(name: str) -> None:
     assert name in real_corpus_names(), f"the {name} recordings are missing from tests/fixtures"
     corpus = real_corpus(name, 600)
