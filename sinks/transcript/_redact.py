@@ -1,0 +1,194 @@
+"""Secrets out before anything reaches disk.
+
+`Redactor.redact(value)` walks a decoded JSON value (a record about to be
+written) and returns a copy in which every secret is replaced by
+`[REDACTED:<pattern>]`, plus the count of replacements per pattern. The
+writer marks each record it changed (`"redacted": {...}`) and totals the
+counts in the footer: redaction is never silent.
+
+What counts as a secret:
+- API keys and tokens of the common providers, recognized by their shape
+  (Anthropic, OpenAI, GitHub, Google, AWS access key ids, Slack, Stripe,
+  Hugging Face, GitLab, xAI, Groq, JSON web tokens);
+- bearer and basic `Authorization` headers, `x-api-key` headers;
+- PEM private keys (the whole block);
+- values of environment variables named like secrets (`FOO_API_KEY=...`,
+  `export GITHUB_TOKEN="..."`, `"AWS_SECRET_ACCESS_KEY": "..."`), and string
+  values under JSON keys named like secrets (`"api_key"`, `"password"`,
+  `"Authorization"`, or an upper-case env-style name).
+
+Keys are never changed, only values; numbers and booleans are left alone
+(`"used_tokens": 12` is not a secret). Pure functions; safe in any thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from typing import Any
+
+__all__ = ["PATTERNS", "Redaction", "Redactor", "might_hold_secret", "might_need_redaction"]
+
+# name -> regex; the whole match is replaced, except a group named `keep`
+# (a prefix such as "Bearer " or "FOO_TOKEN=") which stays readable.
+_ENV_NAME = (
+    r"[A-Z][A-Z0-9_]*"
+    r"(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|AUTH_KEY)"
+    r"[A-Z0-9_]*"
+)
+PATTERNS: dict[str, str] = {
+    "private_key": (
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?"
+        r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+    ),
+    "anthropic_key": r"\bsk-ant-[A-Za-z0-9_\-]{20,}",
+    "openai_key": r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}",
+    "github_token": r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+    "google_api_key": r"\bAIza[0-9A-Za-z_\-]{35}",
+    "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    "slack_token": r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+    "stripe_key": r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
+    "huggingface_token": r"\bhf_[A-Za-z0-9]{30,}",
+    "gitlab_token": r"\bglpat-[A-Za-z0-9_\-]{20,}",
+    "xai_key": r"\bxai-[A-Za-z0-9]{20,}",
+    "groq_key": r"\bgsk_[A-Za-z0-9]{20,}",
+    "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    "authorization_header": (
+        r"(?P<keep>\b(?i:authorization|proxy-authorization)\s*[:=]\s*[\"']?"
+        r"(?i:bearer|basic|token)\s+)[A-Za-z0-9._~+/\-]+=*"
+    ),
+    "bearer_token": r"(?P<keep>\b[Bb]earer\s+)[A-Za-z0-9._~+/\-]{16,}=*",
+    "api_key_header": r"(?P<keep>\b(?i:x-api-key|x-goog-api-key|api-key)\s*:\s*)[^\s\"',;]{8,}",
+    "secret_env": (
+        rf"(?P<keep>(?<![A-Za-z0-9_])(?:export\s+)?[\"']?{_ENV_NAME}[\"']?\s*(?:=|:)\s*)"
+        r"(?:\"[^\"\n]+\"|'[^'\n]+'|(?![\"'$])[^\s\"',;}]+)"
+    ),
+}
+
+# Every pattern above needs one of these literals: text with none is skipped
+# without running a regex (most text, and all of it when it is long).
+_HINTS = (
+    "PRIVATE KEY", "sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+    "AIza", "AKIA", "ASIA", "xox", "hf_", "glpat-", "xai-", "gsk_", "eyJ",
+    "SECRET", "TOKEN", "PASSW", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL",
+    "AUTH_KEY",
+)  # fmt: skip
+_LOWER_HINTS = ("authorization", "bearer", "api-key")
+
+
+def might_hold_secret(text: str) -> bool:
+    if any(hint in text for hint in _HINTS):
+        return True
+    lowered = text.lower()
+    return any(hint in lowered for hint in _LOWER_HINTS)
+
+
+# Lower-case JSON keys whose string values are secrets whatever they look like.
+_SECRET_KEYS = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "api-key",
+        "x-api-key",
+        "secret",
+        "client_secret",
+        "secret_key",
+        "password",
+        "passwd",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "auth_token",
+        "bearer_token",
+        "session_token",
+        "private_key",
+        "access_key",
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+    }
+)
+
+# Every hint is plain ASCII with nothing JSON escapes, so a hint in a decoded
+# string is also in its JSON encoding: no hint in the bytes, nothing to redact.
+_BYTE_HINTS = tuple(hint.encode() for hint in _HINTS)
+_LOWER_BYTE_HINTS = tuple(hint.encode() for hint in (*_LOWER_HINTS, *_SECRET_KEYS))
+
+
+def might_need_redaction(encoded: bytes) -> bool:
+    """False only when `Redactor.redact` would leave this JSON value unchanged."""
+    if any(hint in encoded for hint in _BYTE_HINTS):
+        return True
+    lowered = encoded.lower()
+    return any(hint in lowered for hint in _LOWER_BYTE_HINTS)
+
+
+_ENV_KEY = re.compile(rf"{_ENV_NAME}\Z")
+
+
+def _mask(name: str) -> str:
+    return f"[REDACTED:{name}]"
+
+
+class Redaction:
+    """What one `redact` call replaced: a count per pattern."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def mark(self) -> dict[str, object]:
+        return {"count": self.total, "patterns": sorted(self.counts)}
+
+
+class Redactor:
+    def __init__(self) -> None:
+        self._patterns = [(name, re.compile(regex)) for name, regex in PATTERNS.items()]
+
+    def redact_text(self, text: str, found: Redaction) -> str:
+        if not might_hold_secret(text):
+            return text
+        for name, pattern in self._patterns:
+            text = pattern.sub(functools.partial(_replace, name=name, found=found), text)
+        return text
+
+    def redact(self, value: Any, found: Redaction | None = None) -> tuple[Any, Redaction]:
+        """A redacted copy of `value`, and what was replaced (added to `found` if given)."""
+        found = found if found is not None else Redaction()
+        return self._walk(value, found), found
+
+    def _walk(self, value: Any, found: Redaction) -> Any:
+        if isinstance(value, str):
+            return self.redact_text(value, found)
+        if isinstance(value, list):
+            return [self._walk(item, found) for item in value]
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if isinstance(item, str) and item and _secret_key(key):
+                    if not item.startswith("[REDACTED:"):
+                        found.counts["secret_field"] += 1
+                        item = _mask("secret_field")
+                    out[key] = item
+                else:
+                    out[key] = self._walk(item, found)
+            return out
+        return value
+
+
+def _secret_key(key: str) -> bool:
+    return key.lower() in _SECRET_KEYS or bool(_ENV_KEY.match(key))
+
+
+def _replace(match: re.Match[str], *, name: str, found: Redaction) -> str:
+    if "[REDACTED:" in match.group(0):
+        return match.group(0)
+    found.counts[name] += 1
+    keep = match.groupdict().get("keep") or ""
+    return keep + _mask(name)

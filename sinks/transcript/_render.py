@@ -1,0 +1,170 @@
+"""Transcripts for people: the `list` table, `show` in a terminal, an HTML page.
+
+All three render the blocks of `_view` (never raw events) and are pure
+functions from a transcript (or summaries) to text. The HTML export is one
+standalone page: inline CSS, no script, no external resource, every piece
+of agent text escaped, so it opens anywhere and shows nothing it should not.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Sequence
+
+from ._reader import Transcript
+from ._view import Block, Summary, blocks, summary
+
+__all__ = ["render_html", "render_list", "render_show"]
+
+
+def _when(seconds: float | None) -> str:
+    if not seconds:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds))
+
+
+def _cost(cost: float) -> str:
+    return f"${cost:.4f}" if cost else "-"
+
+
+def render_list(rows: Sequence[Summary]) -> str:
+    header = ("SESSION", "AGENT", "START", "TURNS", "TOKENS", "COST", "STATUS")
+    table = [header]
+    for row in rows:
+        status = row.status + (" !" if row.problems else "")
+        table.append(
+            (
+                row.transcript_id,
+                row.agent,
+                _when(row.started),
+                str(row.turns),
+                str(row.tokens) if row.tokens else "-",
+                _cost(row.cost_usd),
+                status,
+            )
+        )
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    right = {3, 4, 5}
+    lines = []
+    for line in table:
+        cells = [
+            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+            for i, cell in enumerate(line)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+_LABELS = {
+    "prompt": "you",
+    "assistant": "agent",
+    "reasoning": "thinking",
+    "user": "user",
+    "tool": "tool",
+    "request": "asks",
+    "decision": "decided",
+    "diagnostic": "note",
+    "error": "error",
+    "plan": "plan",
+    "info": "title",
+    "repair": "repair",
+}
+_COLORS = {"prompt": "1;36", "assistant": "0", "reasoning": "2", "tool": "33", "error": "1;31"}
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line for line in text.split("\n"))
+
+
+def _show_block(block: Block, color: bool) -> str:
+    if block.role == "turn_start":
+        return f"\n── {block.title} ──"
+    if block.role == "turn_end":
+        return f"── {block.title} ──"
+    label = _LABELS.get(block.role, block.role)
+    head = f"{label}: {block.title}" if block.title and block.role != "prompt" else f"{label}:"
+    if color and block.role in _COLORS:
+        head = f"\x1b[{_COLORS[block.role]}m{head}\x1b[0m"
+    return head + ("\n" + _indent(block.text.rstrip("\n")) if block.text else "")
+
+
+def _heading(transcript: Transcript) -> list[str]:
+    row = summary(transcript, live=False)
+    lines = [
+        f"transcript {row.transcript_id}",
+        f"agent {row.agent}, session {row.session}, started {_when(row.started)}, "
+        f"{row.turns} turns, {row.events} events, status {row.status}",
+    ]
+    if row.title:
+        lines.append(f"title: {row.title}")
+    return lines
+
+
+def _problems(transcript: Transcript) -> list[str]:
+    lines = [f"! {problem}" for problem in transcript.problems]
+    if transcript.torn_bytes:
+        lines.append(f"! an unfinished last line of {transcript.torn_bytes} bytes is not shown")
+    return lines
+
+
+def render_show(transcript: Transcript, *, color: bool = False) -> str:
+    out = _heading(transcript) + _problems(transcript)
+    out += [_show_block(block, color) for block in blocks(transcript)]
+    footer = transcript.footer
+    if footer is not None:
+        out.append(f"\nended: {footer.reason} at {_when(footer.ended_at.seconds)}")
+        redactions = footer.count("redactions")
+        if redactions:
+            out.append(f"{redactions} secrets were redacted")
+    return "\n".join(out) + "\n"
+
+
+_CSS = """
+body { font: 15px/1.5 system-ui, sans-serif; max-width: 60em; margin: 2em auto; padding: 0 1em;
+       color: #1d1d1f; background: #fff; }
+header { border-bottom: 1px solid #ddd; margin-bottom: 1em; }
+.block { margin: .6em 0; padding: .5em .8em; border-radius: 6px; background: #f6f6f8; }
+.block h3 { margin: 0 0 .3em; font-size: .8em; text-transform: uppercase; color: #666; }
+.prompt { background: #e8f1ff; } .assistant { background: #fff; border: 1px solid #e4e4e8; }
+.tool { background: #fff8e6; } .error, .problem { background: #ffecec; }
+.reasoning { color: #555; } .turn { color: #888; font-size: .85em; text-align: center; }
+pre { white-space: pre-wrap; word-wrap: break-word; margin: 0;
+      font: 13px/1.4 ui-monospace, monospace; }
+"""
+
+
+def _html_block(block: Block) -> str:
+    if block.role in ("turn_start", "turn_end"):
+        return f'<div class="turn">{html.escape(block.title)}</div>'
+    label = html.escape(_LABELS.get(block.role, block.role))
+    title = html.escape(block.title) if block.title and block.role != "prompt" else ""
+    body = html.escape(block.text)
+    inner = f"<pre>{body}</pre>" if block.role in ("tool", "error") else f"<p>{body}</p>"
+    if block.role == "reasoning":
+        inner = f"<details><summary>thinking</summary>{inner}</details>"
+    heading = f"<h3>{label}{': ' + title if title else ''}</h3>"
+    return f'<section class="block {block.role}">{heading}{inner}</section>'
+
+
+def render_html(transcript: Transcript) -> str:
+    heading = "".join(f"<p>{html.escape(line)}</p>" for line in _heading(transcript)[1:])
+    problems = "".join(
+        f'<div class="block problem">{html.escape(line)}</div>' for line in _problems(transcript)
+    )
+    body = "\n".join(_html_block(block) for block in blocks(transcript))
+    footer = transcript.footer
+    ended = (
+        f"<footer><p>ended: {html.escape(footer.reason)} at {_when(footer.ended_at.seconds)}</p>"
+        "</footer>"
+        if footer is not None
+        else ""
+    )
+    title = html.escape(f"corral transcript {transcript.transcript_id}")
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<style>{_CSS}</style></head><body>"
+        f"<header><h1>{title}</h1>{heading}</header>{problems}\n{body}\n{ended}</body></html>\n"
+    )

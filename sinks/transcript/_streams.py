@@ -1,0 +1,132 @@
+"""Redaction across streamed deltas: a secret split over several records.
+
+Agents stream text a few characters at a time, so a key the model echoes
+(`sk-ant-api03-...`) arrives spread over many `TextDelta` records, none of
+which looks like a key alone. Records are written as they come (holding
+them back would lose them in a crash), so each delta is redacted knowing
+the recent text of its stream (a message id, or a tool id for output):
+
+- a secret pattern matching the stream's recent text plus this delta
+  masks the part of it that lies in this delta;
+- a delta ending in what starts like a secret (`sk-ant-api03-AbCd`,
+  `Bearer ab`, `GITHUB_TOKEN=gh`) has that start masked at once, since the
+  rest may come in the next delta; only the non-secret prefix stays;
+- inside a PEM private key block, everything is masked until its END line.
+
+State is kept per stream, bounded (the last `_WINDOW` characters).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._redact import _ENV_NAME, PATTERNS, Redaction, might_hold_secret
+
+__all__ = ["DeltaRedactor"]
+
+_WINDOW = 512
+_LOOKBACK = 160
+_STREAM_PATTERNS = [
+    (name, re.compile(regex)) for name, regex in PATTERNS.items() if name != "private_key"
+]
+_PARTIAL = re.compile(
+    r"(?P<keep>\bsk-(?:ant-(?:[a-z]{2,6}\d{0,3}-)?|proj-|svcacct-|admin-)?|\bgh[pousr]_|"
+    r"\bgithub_pat_|\bAIza|\b(?:AKIA|ASIA)|\bxox[abposr]-|\bhf_|\bglpat-|\bxai-|\bgsk_|"
+    r"\b[rs]k_(?:live|test)_|\beyJ|\b[Bb]earer\s+|"
+    r"\b(?i:x-api-key|x-goog-api-key|api-key)\s*:\s*|"
+    r"\b(?i:authorization|proxy-authorization)\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+|"
+    rf"(?<![A-Za-z0-9_]){_ENV_NAME}[\"']?\s*[=:]\s*[\"']?)"
+    r"[A-Za-z0-9_\-./+=]+\Z"
+)
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+
+
+def _secret_span(match: re.Match[str]) -> tuple[int, int]:
+    start = match.end("keep") if "keep" in match.re.groupindex else match.start()
+    return start, match.end()
+
+
+class DeltaRedactor:
+    def __init__(self) -> None:
+        self._tails: dict[str, str] = {}
+        self._in_key: set[str] = set()
+
+    def end(self, stream: str) -> None:
+        self._tails.pop(stream, None)
+        self._in_key.discard(stream)
+
+    def redact(self, stream: str, text: str, found: Redaction) -> str:
+        """`text` with every secret part masked, given what the stream said before."""
+        tail = self._tails.get(stream, "")
+        joined = tail + text
+        offset = len(tail)
+        spans = self._pem_spans(stream, joined, offset)
+        # A secret touching this delta is one token, but its readable prefix
+        # ("Bearer ", "export X_TOKEN=") may hold spaces: look a little further back.
+        start = max(0, max(joined.rfind(c, 0, offset) for c in " \n\t") - _LOOKBACK)
+        region = joined[start:]
+        if might_hold_secret(region):
+            for name, pattern in _STREAM_PATTERNS:
+                for match in pattern.finditer(region):
+                    first, end = _secret_span(match)
+                    if end + start > offset:
+                        spans.append((max(first + start, offset), end + start, name))
+        ending = region[-_LOOKBACK:]
+        if might_hold_secret(ending):
+            partial = _PARTIAL.search(ending)
+            base = len(joined) - len(ending)
+            if partial is not None and partial.end() + base > offset:
+                first, end = _secret_span(partial)
+                spans.append((max(first + base, offset), end + base, "partial_secret"))
+        self._tails[stream] = joined[-_WINDOW:]
+        return _mask(text, offset, spans, found) if spans else text
+
+    def _pem_spans(self, stream: str, joined: str, offset: int) -> list[tuple[int, int, str]]:
+        """Key material of PEM private keys in this delta (BEGIN/END lines stay)."""
+        spans: list[tuple[int, int, str]] = []
+        inside = stream in self._in_key
+        # A BEGIN or END line may straddle the previous delta and this one; anything
+        # before that was settled by the earlier deltas (`inside` remembers it).
+        position = max(0, offset - 64)
+        if not inside and "-----" not in joined[position:]:
+            return spans
+        while True:
+            if not inside:
+                begin = _PEM_BEGIN.search(joined, position)
+                if begin is None:
+                    break
+                inside, position = True, begin.end()
+                continue
+            end = _PEM_END.search(joined, position)
+            stop = len(joined) if end is None else end.start()
+            if stop > offset:
+                spans.append((max(position, offset), stop, "private_key"))
+            if end is None:
+                break
+            inside, position = False, end.end()
+        if inside:
+            self._in_key.add(stream)
+        else:
+            self._in_key.discard(stream)
+        return spans
+
+
+def _mask(text: str, offset: int, spans: list[tuple[int, int, str]], found: Redaction) -> str:
+    """Replace the spans (in joined coordinates, all ending inside `text`), merged."""
+    merged: list[tuple[int, int, str]] = []
+    for start, end, name in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            first, last, kept = merged[-1]
+            merged[-1] = (first, max(last, end), kept)
+        else:
+            merged.append((start, end, name))
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, name in merged:
+        pieces.append(text[cursor : start - offset])
+        pieces.append(f"[REDACTED:{name}]")
+        found.counts[name] += 1
+        cursor = end - offset
+    pieces.append(text[cursor:])
+    return "".join(pieces)

@@ -1,0 +1,266 @@
+"""A transcript as a person reads it: blocks, and a one-line summary.
+
+Events are fine-grained (a text delta per few words, a tool snapshot per
+change). `blocks(transcript)` folds them into what a reader wants: one
+block per prompt, per assistant message (deltas joined), per tool call
+(its last snapshot, with streamed output), per request with how it was
+decided, per diagnostic and error, plus turn boundaries. The terminal
+rendering, the HTML export and the search index all read these blocks.
+
+`summary(transcript)` is the row of `corral transcripts list`.
+Tokens are the sum of `corral/tokens` input + output over the session's
+`ContextUsage` events, and cost the sum of their `cost_usd` (each is taken
+as that turn's usage).
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from ...pipeline.events import (
+    Cancelled,
+    Completed,
+    ContextUsage,
+    Diagnostic,
+    Event,
+    Failed,
+    MessageEnded,
+    PermissionRequest,
+    PlanUpdated,
+    PromptOrigin,
+    ReasoningDelta,
+    Refused,
+    RequestOpened,
+    SessionUpdated,
+    SystemTime,
+    TextDelta,
+    ToolOutputDelta,
+    ToolUpdate,
+    ToolUpdated,
+    TurnEnded,
+    TurnStarted,
+    UserMessage,
+)
+from ._format import DecisionRecord, ErrorRecord, EventRecord, PromptRecord, RepairRecord
+from ._reader import Transcript
+
+__all__ = ["Block", "Summary", "blocks", "summary", "tool_text"]
+
+_EPOCH = SystemTime(0, 0)
+
+_MARKS = re.compile(r"(\[REDACTED:[a-z_]+\])(?:\[REDACTED:[a-z_]+\])+")
+
+
+@attrs.define(kw_only=True)
+class Block:
+    role: str  # prompt assistant reasoning user tool request decision diagnostic error
+    #            turn_start turn_end plan repair
+    sequence: int  # of the first event it holds; 0 for records without one
+    title: str = ""
+    text: str = ""
+    turn: str | None = None
+    at: SystemTime = _EPOCH
+
+
+def tool_text(tool: ToolUpdate, streamed: str = "") -> str:
+    parts = [part for part in (_input_text(tool), tool.output or streamed) if part]
+    parts += [f"{diff.path}\n{diff.new_text}" for diff in tool.diffs]
+    return "\n".join(parts)
+
+
+def _input_text(tool: ToolUpdate) -> str:
+    wire = tool.input.to_wire()
+    if isinstance(wire, dict):
+        value = next(iter(wire.values()))
+        return str(value.get("command", "")) if isinstance(value, dict) else str(value)
+    return ""
+
+
+def _stop_text(event: TurnEnded) -> str:
+    match event.stop:
+        case Completed(source=source):
+            return f"completed ({source.value.lower()})"
+        case Failed(message=message):
+            return f"failed: {message}"
+        case Cancelled():
+            return "cancelled"
+        case Refused():
+            return "refused"
+
+
+def _block(event: Event, role: str, title: str = "", text: str = "") -> Block:
+    return Block(
+        role=role,
+        sequence=event.sequence,
+        title=title,
+        text=text,
+        turn=None if event.turn_info is None else event.turn_info.id,
+        at=event.occurred_at,
+    )
+
+
+@attrs.define(kw_only=True)
+class _Tool:
+    block: Block
+    tool: ToolUpdate
+    streamed: list[str] = attrs.field(factory=list)
+
+    def refresh(self) -> None:
+        tool = self.tool
+        kind = tool.kind if isinstance(tool.kind, str) else f"{tool.kind.server}/{tool.kind.tool}"
+        self.block.title = f"{kind}: {tool.title} [{tool.status.value}]"
+        self.block.text = tool_text(tool, "".join(self.streamed))
+
+
+class _Folder:
+    def __init__(self) -> None:
+        self.out: list[Block] = []
+        self.messages: dict[str, Block] = {}
+        self.tools: dict[str, _Tool] = {}
+
+    def add(self, block: Block) -> Block:
+        self.out.append(block)
+        return block
+
+    def event(self, event: Event) -> None:
+        match event.kind:
+            case TextDelta(message_id=mid, text=text) | ReasoningDelta(message_id=mid, text=text):
+                block = self.messages.get(mid)
+                if block is None:
+                    role = "assistant" if isinstance(event.kind, TextDelta) else "reasoning"
+                    block = self.messages[mid] = self.add(_block(event, role))
+                block.text += text
+            case MessageEnded(message_id=mid):
+                self.messages.pop(mid, None)
+            case UserMessage(text=text):
+                self.add(_block(event, "user", text=text))
+            case ToolUpdated(tool=tool):
+                self._tool(tool, event)
+            case ToolOutputDelta(tool_id=tool_id, text=text):
+                if tool_id in self.tools:
+                    self.tools[tool_id].streamed.append(text)
+            case _:
+                self._other(event)
+
+    def _tool(self, tool: ToolUpdate, event: Event) -> None:
+        known = self.tools.get(tool.id)
+        if known is None:
+            known = self.tools[tool.id] = _Tool(block=self.add(_block(event, "tool")), tool=tool)
+        known.tool = tool
+
+    def _other(self, event: Event) -> None:
+        kind = event.kind
+        block: Block | None = None
+        match kind:
+            case TurnStarted(origin=origin):
+                by = f"prompt {origin.prompt_id}" if isinstance(origin, PromptOrigin) else "agent"
+                block = _block(event, "turn_start", title=f"turn ({by})")
+            case TurnEnded():
+                block = _block(event, "turn_end", title=_stop_text(kind))
+            case RequestOpened(request=request):
+                if isinstance(request, PermissionRequest):
+                    title, text = f"permission: {request.tool.title}", request.detail or ""
+                else:
+                    title = "question"
+                    text = "\n".join(q.text for q in request.questions)
+                block = _block(event, "request", title=title, text=text)
+            case Diagnostic(level=level, message=message):
+                block = _block(event, "diagnostic", title=level.value, text=message)
+            case PlanUpdated(entries=entries):
+                text = "\n".join(f"[{e.status.value}] {e.text}" for e in entries)
+                block = _block(event, "plan", title="plan", text=text)
+            case SessionUpdated(info=info) if info.title:
+                block = _block(event, "info", title="title", text=info.title)
+        if block is not None:
+            self.add(block)
+
+
+def blocks(transcript: Transcript) -> list[Block]:
+    folder = _Folder()
+    for record in transcript.records:
+        match record:
+            case EventRecord(event=event):
+                folder.event(event)
+            case PromptRecord(prompt_id=prompt_id, text=text, at=at):
+                folder.add(Block(role="prompt", sequence=0, title=prompt_id, text=text, at=at))
+            case DecisionRecord():
+                title = f"{record.request_id}: {record.decision} by {record.decided_by}"
+                text = f"waited {record.waited_seconds:.1f} s"
+                folder.add(Block(role="decision", sequence=0, title=title, text=text, at=record.at))
+            case ErrorRecord(error=error):
+                stderr = error.fields.get("stderr")
+                text = error.message + (f"\n{stderr}" if stderr else "")
+                folder.add(Block(role="error", sequence=0, title=error.kind.value, text=text))
+            case RepairRecord(cut_bytes=cut, at=at):
+                text = f"a torn last line of {cut} bytes was cut on reopen"
+                folder.add(Block(role="repair", sequence=0, title="repaired", text=text, at=at))
+    for tool in folder.tools.values():
+        tool.refresh()  # once, at the end: output may stream in many deltas
+    for block in folder.out:
+        # A secret streamed over many deltas is masked in each: show one mark.
+        block.text = _MARKS.sub(lambda match: match.group(1), block.text)
+    return folder.out
+
+
+@attrs.frozen(kw_only=True)
+class Summary:
+    transcript_id: str
+    agent: str
+    session: str
+    title: str | None
+    started: float
+    ended: float | None
+    status: str
+    turns: int
+    events: int
+    tokens: int
+    cost_usd: float
+    problems: int
+    source: str
+
+
+def _usage(events: list[Event]) -> tuple[int, float]:
+    tokens, cost, largest = 0, 0.0, 0
+    for event in events:
+        if not isinstance(event.kind, ContextUsage):
+            continue
+        largest = max(largest, event.kind.used_tokens)
+        cost += event.kind.cost_usd or 0.0
+        counted = event.extensions.get("corral/tokens")
+        if isinstance(counted, dict):
+            tokens += sum(
+                v for k, v in counted.items() if k in ("input", "output") and isinstance(v, int)
+            )
+    return (tokens or largest), cost
+
+
+def summary(transcript: Transcript, *, live: bool) -> Summary:
+    header, footer = transcript.header, transcript.footer
+    events = transcript.events()
+    tokens, cost = _usage(events)
+    title = header.title if header is not None else None
+    for event in events:
+        if isinstance(event.kind, SessionUpdated) and event.kind.info.title:
+            title = event.kind.info.title
+    if footer is not None:
+        status = footer.reason + (" (incomplete)" if "incomplete" in footer.raw else "")
+    else:
+        status = "live" if live else "unfinished"
+    problems = len(transcript.problems) + (1 if transcript.torn_bytes and not live else 0)
+    return Summary(
+        transcript_id=transcript.transcript_id,
+        agent=header.agent if header is not None else "?",
+        session=header.session_id if header is not None else "?",
+        title=title,
+        started=header.started_at.seconds if header is not None else 0.0,
+        ended=footer.ended_at.seconds if footer is not None else None,
+        status=status,
+        turns=transcript.turns,
+        events=len(events),
+        tokens=tokens,
+        cost_usd=cost,
+        problems=problems,
+        source=str(header.source.get("kind", "live")) if header is not None else "?",
+    )

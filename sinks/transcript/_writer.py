@@ -1,0 +1,331 @@
+"""Records in, transcript lines out: one session's writer (blocking; run in a thread).
+
+`TranscriptWriter.write(items)` takes a batch of a session's records in
+order: `Opened` creates the file and writes the header; events, prompts,
+decisions and the session error become one line each, redacted first;
+`Closed` writes the footer and closes the file. The live sink and the
+importer both write through it, so both produce the same format.
+
+Invariants:
+- nothing is written before redaction (when on); each changed record is
+  marked and the footer counts every replacement;
+- a write error leaves the file valid (whole lines only, see `LineFile`)
+  and puts the writer in the failed state: later records are counted as
+  lost, never written after a gap; the footer, if it can still be written,
+  says the transcript is incomplete and why;
+- once the file passes `rotate_bytes` at a record boundary it becomes a
+  numbered part (gzip-compressed) and a new file continues with a header
+  of its own; nothing is deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+
+from ...pipeline.events import (
+    ContextUsage,
+    Event,
+    MessageEnded,
+    ReasoningDelta,
+    SystemTime,
+    TextDelta,
+    ToolOutputDelta,
+    ToolUpdated,
+    TurnEnded,
+    TurnStarted,
+)
+from ...pipeline.records import Closed, Decision, Opened, SessionFailed, SinkItem
+from ...sources.replay import Prompted
+from ._file import (
+    FsyncPolicy,
+    IoStats,
+    LineFile,
+    OsSync,
+    OsWrite,
+    TranscriptWriteError,
+    compress_part,
+)
+from ._format import encode_item, footer_record, header_record
+from ._paths import files_of, part_path
+from ._redact import Redaction, Redactor, might_need_redaction
+from ._streams import DeltaRedactor
+
+__all__ = ["TranscriptWriter", "WriterSettings"]
+
+TranscriptItem = SinkItem | Prompted
+Json = dict[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class WriterSettings:
+    corral_version: str
+    fsync: FsyncPolicy = FsyncPolicy.TURN
+    redactor: Redactor | None = attrs.field(factory=Redactor)  # None: --no-redact
+    rotate_bytes: int = 64 * 1024 * 1024
+    write: OsWrite | None = None  # the OS calls, injectable for tests
+    sync: OsSync | None = None
+    max_write: int | None = None
+
+
+@attrs.define
+class _Counts:
+    events: int = 0
+    turns: int = 0
+    prompts: int = 0
+    decisions: int = 0
+    errors: int = 0
+    redactions: int = 0
+    redacted_records: int = 0
+    lost: int = 0
+    parts: int = 1
+    last_sequence: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+    def to_wire(self) -> Json:
+        return attrs.asdict(self)
+
+
+def _tokens(event: Event) -> int:
+    tokens = event.extensions.get("corral/tokens")
+    if not isinstance(tokens, dict):
+        return 0
+    return sum(v for k, v in tokens.items() if k in ("input", "output") and isinstance(v, int))
+
+
+class TranscriptWriter:
+    def __init__(
+        self,
+        *,
+        path: Path,
+        transcript_id: str,
+        settings: WriterSettings,
+        source: Json | None = None,
+        now: Callable[[], SystemTime] | None = None,
+    ) -> None:
+        self.path = path
+        self.transcript_id = transcript_id
+        self.settings = settings
+        self.counts = _Counts()
+        self.failure: TranscriptWriteError | None = None
+        self.closed = False
+        self._source = source
+        self._now = now
+        self._header: Json | None = None
+        self._deltas = DeltaRedactor()
+        self._lock = threading.Lock()  # a cancelled sink may abandon while a write runs
+        self._stats = IoStats()  # kept across rotation
+        self._file = self._line_file(path)
+
+    def _line_file(self, path: Path) -> LineFile:
+        settings = self.settings
+        return LineFile(
+            path,
+            fsync=settings.fsync,
+            write=settings.write or os.write,
+            sync=settings.sync or os.fsync,
+            max_write=settings.max_write,
+            stats=self._stats,
+        )
+
+    def take_io(self) -> tuple[int, list[float]]:
+        """Bytes written and fsync durations since the last call (for the metrics)."""
+        with self._lock:
+            return self._stats.take()
+
+    # ---- encoding ---------------------------------------------------------------
+
+    def _item_line(self, item: Event | Decision | SessionFailed | Prompted) -> tuple[bytes, int]:
+        """One record's line and how many secrets were replaced in it."""
+        if isinstance(item, Event):
+            return self._event_line(item)
+        return self._line(encode_item(item))
+
+    def _line(self, record: Json, found: Redaction | None = None) -> tuple[bytes, int]:
+        redactor = self.settings.redactor
+        if redactor is None:
+            return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE), 0
+        redaction = found if found is not None else Redaction()
+        record, _ = redactor.redact(record, redaction)
+        if redaction.total:
+            record["redacted"] = redaction.mark()
+        return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE), redaction.total
+
+    def _event_line(self, event: Event) -> tuple[bytes, int]:
+        """The event's shared encoding (`Event.json`), unless a secret may be in it."""
+        encoded = event.json()
+        if self.settings.redactor is None:
+            return b'{"event":' + encoded + b"}\n", 0
+        streamed = Redaction()
+        text = self._stream_text(event, streamed)  # always: it keeps the stream's state
+        if not streamed.total and not might_need_redaction(encoded):
+            return b'{"event":' + encoded + b"}\n", 0
+        record: Json = {"event": event.to_wire()}
+        if text is not None:
+            next(iter(record["event"]["kind"].values()))["text"] = text
+        return self._line(record, streamed)
+
+    def _stream_text(self, event: Event, found: Redaction) -> str | None:
+        """A delta's text, redacted knowing its stream's recent text (`_streams.py`)."""
+        kind = event.kind
+        match kind:
+            case TextDelta(message_id=stream) | ReasoningDelta(message_id=stream):
+                pass
+            case ToolOutputDelta(tool_id=stream):
+                pass
+            case MessageEnded(message_id=stream):
+                self._deltas.end(stream)
+                return None
+            case ToolUpdated(tool=tool) if tool.status.finished:
+                self._deltas.end(tool.id)
+                return None
+            case _:
+                return None
+        return self._deltas.redact(stream, kind.text, found)
+
+    def _count(self, item: TranscriptItem, redactions: int) -> None:
+        counts = self.counts
+        counts.redactions += redactions
+        counts.redacted_records += 1 if redactions else 0
+        match item:
+            case Event(kind=kind, sequence=sequence):
+                counts.events += 1
+                counts.last_sequence = sequence
+                if isinstance(kind, TurnStarted):
+                    counts.turns += 1
+                elif isinstance(kind, ContextUsage):
+                    counts.tokens += _tokens(item)
+                    counts.cost_usd += kind.cost_usd or 0.0
+            case Decision():
+                counts.decisions += 1
+            case Prompted():
+                counts.prompts += 1
+            case SessionFailed():
+                counts.errors += 1
+
+    # ---- writing ----------------------------------------------------------------
+
+    def write(self, items: Sequence[TranscriptItem]) -> None:
+        """Write a batch in order; raise TranscriptWriteError the first time writing fails."""
+        with self._lock:
+            self._write(items)
+
+    def _write(self, items: Sequence[TranscriptItem]) -> None:
+        pending: list[tuple[TranscriptItem, bytes, int]] = []
+        durable = False
+        for item in items:
+            if isinstance(item, Opened):
+                self._open(item)
+            elif isinstance(item, Closed):
+                self._flush(pending, durable=True)
+                pending, durable = [], False
+                self._close(item)
+            elif self.failure is not None or self.closed:
+                self.counts.lost += 1
+            else:
+                line, found = self._item_line(item)
+                pending.append((item, line, found))
+                if isinstance(item, SessionFailed) or (
+                    isinstance(item, Event) and isinstance(item.kind, TurnEnded)
+                ):
+                    durable = True
+        self._flush(pending, durable=durable)
+
+    def _flush(self, pending: list[tuple[TranscriptItem, bytes, int]], *, durable: bool) -> None:
+        if not pending:
+            return
+        if self.failure is not None:
+            self.counts.lost += len(pending)
+            return
+        if not self._file.is_open:
+            raise RuntimeError(f"transcript {self.transcript_id}: a record came before Opened")
+        try:
+            self._file.append([line for _, line, _ in pending], durable=durable)
+        except TranscriptWriteError as error:
+            for item, _, found in pending[: error.kept_lines]:
+                self._count(item, found)
+            self.counts.lost += len(pending) - error.kept_lines
+            self.failure = error
+            raise
+        for item, _, found in pending:
+            self._count(item, found)
+        if self._file.size >= self.settings.rotate_bytes:
+            self._rotate()
+
+    def _open(self, opened: Opened) -> None:
+        self._header = header_record(
+            opened=opened,
+            transcript_id=self.transcript_id,
+            corral_version=self.settings.corral_version,
+            redaction=self.settings.redactor is not None,
+            source=self._source,
+        )
+        line, _ = self._line(self._header)
+        try:
+            self._file.create(line)
+        except TranscriptWriteError as error:
+            self.failure = error
+            raise
+
+    def _close(self, closed: Closed) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if not self._file.is_open:
+            return
+        counts = self.counts.to_wire()
+        if self.failure is not None:
+            counts["incomplete"] = {"error": str(self.failure), "lost_records": self.counts.lost}
+        ended_at = closed.at if self._now is None else self._now()
+        line, _ = self._line(footer_record(closed, counts=counts, ended_at=ended_at))
+        try:
+            self._file.append([line], durable=True)
+        except TranscriptWriteError as error:
+            if self.failure is None:
+                self.failure = error
+                raise
+        finally:
+            self._release()
+
+    def abandon(self) -> None:
+        """Close the file without a footer (the next reopen marks it interrupted)."""
+        with self._lock:
+            self._release()
+
+    def _release(self) -> None:
+        try:
+            self._file.close(durable=self.failure is None)
+        except OSError as error:
+            if self.failure is None:
+                self.failure = TranscriptWriteError(self.path, error, doing="close")
+
+    def _rotate(self) -> None:
+        """The file is full: it becomes part N (gzip), a fresh file continues."""
+        assert self._header is not None
+        files = files_of(self.path)
+        number = files.next_part()
+        plain = part_path(self.path, number, gz=False)
+        durable = self.settings.fsync is not FsyncPolicy.NEVER
+        try:
+            self._file.sync()
+            self.path.rename(plain)  # our descriptor (and lock) follow the file
+            header = {"transcript": {**self._header["transcript"], "part": number}}
+            fresh = self._line_file(self.path)
+            fresh.create(self._line(header)[0])
+            self._file.close(durable=durable)
+            self._file = fresh
+            self.counts.parts += 1
+            compress_part(plain, durable=durable)
+        except TranscriptWriteError as error:
+            self.failure = error
+            raise
+        except OSError as error:
+            self.failure = TranscriptWriteError(self.path, error, doing="rotate")
+            raise self.failure from None

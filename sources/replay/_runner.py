@@ -1,0 +1,174 @@
+"""Replay: a recorded session, run through a real engine, as records.
+
+```
+ReplayItem* ─► [replay] ─► Engine (fake clock) ─► Opened, Event*, Prompted, Decision*, ..., Closed
+```
+
+A reader of an agent's own transcript yields `PromptSent` and
+`DriverEvent`s in file order. `replay` feeds them to a real `Engine`, so an
+imported session gets exactly the turns, status changes, request records
+and sequence numbers a live session would have produced from the same
+wire. The agent here is the file, so the runner plays its part of the
+driver contract: a `StartTurn` is acknowledged at once (`TurnBegan`), and
+every other command is dropped (nobody listens).
+
+Time: the engine's monotonic clock is fake and stands still, so no quiet
+window or stall warning fires between two lines of a file. Wall time
+(`occurred_at`) is the session's start, then each prompt's `at_ns` when
+the transcript has one (never going backwards). A prompt that arrives
+while the previous turn is still open, and the end of the file, end that
+turn as a live session with no turn-end signal would: `Completed` with
+source `Inferred`. The session then closes (`Closed`, reason `closed`),
+or fails if the file says the agent exited or the wire failed.
+
+Pure and synchronous: items in, records out; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import attrs
+
+from ...actors.engine import Engine, EngineSettings
+from ...pipeline.driver import (
+    Handshake,
+    PromptSent,
+    ReplayItem,
+    StartTurn,
+    TurnBegan,
+    TurnFinished,
+)
+from ...pipeline.events import (
+    AgentDetails,
+    AgentInstallation,
+    Completed,
+    CompletionSource,
+    InstallationSource,
+    SystemTime,
+)
+from ...pipeline.records import Closed, Opened, SessionFailed, SinkItem
+from ._records import Prompted
+
+__all__ = ["ReplaySession", "ReplayedItem", "imported_installation", "replay"]
+
+ReplayedItem = SinkItem | Prompted
+
+
+@attrs.frozen(kw_only=True)
+class ReplaySession:
+    session_id: str
+    agent: AgentInstallation
+    started_ns: int
+    details: AgentDetails = attrs.field(factory=AgentDetails)
+    dir: str = ""
+    title: str | None = None
+    resume_token: str | None = None
+
+
+def imported_installation(agent_id: str, name: str | None = None) -> AgentInstallation:
+    return AgentInstallation(
+        id=agent_id,
+        name=name or agent_id,
+        executable_path="(imported)",
+        source=InstallationSource.PINNED,
+    )
+
+
+class _Clock:
+    """The engine's clocks during a replay: monotonic stands still, wall follows the file."""
+
+    def __init__(self, wall_ns: int) -> None:
+        self.wall_ns = wall_ns
+
+    def monotonic(self) -> float:
+        return 0.0
+
+    def wall(self) -> int:
+        return self.wall_ns
+
+
+class _Replay:
+    def __init__(self, session: ReplaySession, settings: EngineSettings | None) -> None:
+        self.clock = _Clock(session.started_ns)
+        self.engine = Engine(
+            session_id=session.session_id,
+            agent=session.agent,
+            handshake=Handshake(
+                details=session.details,
+                resume_token=session.resume_token,
+                title=session.title,
+                reliable_turn_end=True,
+            ),
+            clock=self.clock.monotonic,
+            wall_clock_ns=self.clock.wall,
+            session_dir=session.dir,
+            settings=settings,
+        )
+
+    def drain(self) -> Iterator[ReplayedItem]:
+        """Everything the engine produced, acknowledging each turn it starts."""
+        engine = self.engine
+        while engine.outbox or engine.to_driver:
+            while engine.outbox:
+                yield engine.outbox.popleft()
+            while engine.to_driver:
+                if isinstance(engine.to_driver.popleft(), StartTurn):
+                    engine.on_driver_event(TurnBegan())
+
+    def prompt(self, sent: PromptSent) -> Iterator[ReplayedItem]:
+        if sent.at_ns is not None:
+            self.clock.wall_ns = max(self.clock.wall_ns, sent.at_ns)
+        yield from self.end_open_turn()
+        if self.engine.finished:
+            return
+        self.engine.prompt(sent.text)  # idle, so Started at once
+        yield Prompted(
+            session_id=self.engine.session_id,
+            prompt_id=f"p{self.engine.prompts_made}",
+            text=sent.text,
+            at=SystemTime.from_ns(self.clock.wall_ns),
+        )
+        yield from self.drain()
+
+    def end_open_turn(self) -> Iterator[ReplayedItem]:
+        engine = self.engine
+        if engine.turn is not None and not engine.finished:
+            engine.on_driver_event(TurnFinished(stop=Completed(CompletionSource.INFERRED)))
+            yield from self.drain()
+
+    def finish(self) -> Iterator[ReplayedItem]:
+        yield from self.end_open_turn()
+        engine = self.engine
+        if not engine.finished:
+            engine.close()
+            yield from self.drain()
+        if engine.failure is not None:
+            yield SessionFailed(session_id=engine.session_id, error=engine.failure)
+        yield Closed(
+            session_id=engine.session_id,
+            reason="failed" if engine.failure is not None else "closed",
+            at=engine.now_wall(),
+            events=engine.sequence,
+            turns=engine.turns_started,
+        )
+
+
+def replay(
+    items: Iterable[ReplayItem],
+    *,
+    session: ReplaySession,
+    settings: EngineSettings | None = None,
+) -> Iterator[ReplayedItem]:
+    """The records a live session would have produced from `items`, in order."""
+    run = _Replay(session, settings)
+    yield Opened(info=run.engine.info(), at=SystemTime.from_ns(session.started_ns), dir=session.dir)
+    for item in items:
+        if isinstance(item, PromptSent):
+            yield from run.prompt(item)
+            continue
+        if run.engine.finished:
+            continue  # after the agent exited nothing more belongs to the session
+        run.engine.on_driver_event(item)
+        yield from run.drain()
+    yield from run.finish()
