@@ -1,14 +1,22 @@
 """The `corral` command line.
 
-corral serve [--mock SCRIPT] [--policy FILE] [--metrics HOST:PORT]
+corral serve [--mock SCRIPT] [--policy FILE] [--metrics HOST:PORT] [TRANSCRIPT OPTIONS]
                                the line protocol on stdin/stdout
-corral demo [--metrics HOST:PORT | --no-metrics]
+corral demo [--metrics HOST:PORT | --no-metrics] [TRANSCRIPT OPTIONS]
                                watch mock sessions run, then a summary
+corral transcripts list|show|export|search|replay
+                               the transcript archive
+corral import PATH...          the agents' own transcripts, into the archive
 corral bench [--quick] [--json FILE]
                                throughput, latency, scale, backpressure vs baselines
 corral schema                  print the line-protocol JSON schema
 corral policy check|explain    check a permission policy file; say what it would decide
 corral --version
+
+TRANSCRIPT OPTIONS: every session of `serve` and `demo` is kept under
+$CORRAL_HOME/transcripts (default ~/.local/share/corral/transcripts);
+--transcripts DIR, --no-transcripts, --no-redact, --fsync always|turn|never,
+--record-wire.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..sinks.metrics import Metrics, MetricsServer
+    from ..sinks.transcript import TranscriptSettings
 
 __all__ = ["main", "version"]
 
@@ -104,6 +113,13 @@ async def _start_metrics(
     return metrics, server
 
 
+def _transcripts(args: argparse.Namespace) -> TranscriptSettings | None:
+    """The archive `--transcripts`, `--no-transcripts`... asked for (None: none)."""
+    from ..sinks.transcript import settings_from_args
+
+    return settings_from_args(args)
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .runtime import Runtime
     from .server import serve
@@ -112,6 +128,7 @@ def _serve(args: argparse.Namespace) -> int:
     script = _load_mock(args.mock)
     policy = _load_policy(args.policy)
     address = _metrics_address(args.metrics)
+    transcripts = _transcripts(args)
 
     async def main() -> int:
         metrics, server = await _start_metrics(address)
@@ -121,7 +138,9 @@ def _serve(args: argparse.Namespace) -> int:
                 stdin=stdin,
                 stdout=stdout,
                 version=version(),
-                make_runtime=lambda: Runtime(mock=script, policy=policy, metrics=metrics),
+                make_runtime=lambda: Runtime(
+                    mock=script, policy=policy, metrics=metrics, transcripts=transcripts or False
+                ),
                 metrics=metrics,
             )
         finally:
@@ -135,16 +154,28 @@ def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
     address = None if args.no_metrics else _metrics_address(args.metrics)
+    transcripts = _transcripts(args)
 
     async def main() -> int:
         metrics, server = await _start_metrics(address, fallback=args.metrics == DEMO_METRICS)
         try:
-            return await run_demo(speed=args.speed, color=not args.no_color, metrics=metrics)
+            return await run_demo(
+                speed=args.speed,
+                color=not args.no_color,
+                metrics=metrics,
+                transcripts=transcripts or False,
+            )
         finally:
             if server is not None:
                 await server.aclose()
 
-    return run_async(main)
+    status = run_async(main)
+    if transcripts is not None:
+        print(
+            f"corral: transcripts in {transcripts.dir} (see `corral transcripts list`)",
+            file=sys.stderr,
+        )
+    return status
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -202,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the permission policy for every session (a TOML file or preset:<Name>); "
         "a session may bring its own with open's `policy`",
     )
+    _archive_options(serve)
     serve.set_defaults(run=_serve)
 
     demo = commands.add_parser(
@@ -219,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
         "a free port if that one is taken)",
     )
     demo.add_argument("--no-metrics", action="store_true", help="do not serve metrics")
+    _archive_options(demo)
     demo.set_defaults(run=_demo)
 
     bench = commands.add_parser(
@@ -244,7 +277,16 @@ def build_parser() -> argparse.ArgumentParser:
     from .policy_cli import register_cli
 
     register_cli(commands)
+    from ..sinks.transcript import register_cli as register_archive_cli
+
+    register_archive_cli(commands)
     return parser
+
+
+def _archive_options(parser: argparse.ArgumentParser) -> None:
+    from ..sinks.transcript import add_archive_options
+
+    add_archive_options(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,7 @@ from ..pipeline.events import (
     TurnEnded,
 )
 from ..sinks.metrics import Metrics
+from ..sinks.transcript import TranscriptSettings
 from ..sources.catalog import Catalog
 from ..sources.mock import parse_script
 from ._agents import mock_entry
@@ -92,7 +93,9 @@ async def run_demo(
     color: bool = True,
     out: TextIO | None = None,
     metrics: Metrics | None = None,
+    transcripts: TranscriptSettings | bool = True,
 ) -> int:
+    """Run the demo; every session is archived as `Runtime(transcripts=...)` says."""
     stream = out if out is not None else sys.stdout
     render = Renderer(stream, color=color and stream.isatty())
     render.banner()
@@ -102,7 +105,7 @@ async def run_demo(
         ("tester", PermissionMode.ASK, ["install deps", "report coverage"]),
     ]
     tallies: dict[str, SessionTally] = {}
-    runtime = Runtime(catalog=demo_catalog(speed), metrics=metrics)
+    runtime = Runtime(catalog=demo_catalog(speed), metrics=metrics, transcripts=transcripts)
     async with runtime as rt, asyncio.TaskGroup() as tasks:
         for agent, mode, prompts in plan:
             session = await rt.open(

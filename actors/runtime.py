@@ -7,6 +7,12 @@ it) ends alone, with a session error and its `closed`, and never cancels
 another session. The same Runtime backs `corral serve` (the app's sink is a
 `LineSink`) and the Python API (a `StreamSink` behind `Session.events()`).
 
+Every session is kept in the transcript archive unless told otherwise:
+by default under `$CORRAL_HOME/transcripts` (`~/.local/share/corral/...`,
+read from corral's own environment, not the agents' `environ`);
+`transcripts=TranscriptSettings(...)` chooses where and how, an `Archive`
+shares one the caller owns (and closes), `False` keeps none.
+
     async with Runtime() as rt:
         session = await rt.open("claude", dir=".")
         await session.prompt("hello")
@@ -37,6 +43,7 @@ from ..pipeline.rules import guarded_modes, load_policy
 from ..pipeline.stages import Sink
 from ..pipeline.telemetry import Telemetry
 from ..sinks.metrics import Metrics
+from ..sinks.transcript import Archive, TranscriptSettings
 from ..sources.catalog import Catalog
 from ..sources.mock import MockScript
 from ._agents import AgentFinder
@@ -77,6 +84,7 @@ class Runtime:
         policy_loader: PolicyLoader | None = None,
         telemetry: Telemetry | None = None,
         metrics: Metrics | None = None,
+        transcripts: TranscriptSettings | Archive | bool = True,
     ) -> None:
         self.settings = settings if settings is not None else RuntimeSettings()
         self.agents = AgentFinder(
@@ -91,9 +99,15 @@ class Runtime:
             self._sink_factories += (metrics.sink,)
             self.telemetry.add(metrics.observer)
             metrics.set_channels(self.channels)
+        self.archive, self._owns_archive = _archive(transcripts, metrics)
+        if self.archive is not None:
+            self._sink_factories += (self.archive.sink_factory,)
+            for observer in self.archive.observers:  # the raw wire, when recorded
+                self.telemetry.add(observer)
         self._policy = policy
         self._policy_loader = policy_loader if policy_loader is not None else load_policy
         self._sessions: dict[str, Session] = {}
+        self._ending: set[str] = set()  # their last records are on the way to the sinks
         self._ended: set[str] = set()
         self._count = 0
         self._stack = AsyncExitStack()
@@ -112,7 +126,11 @@ class Runtime:
         try:
             await self.close_all()
         finally:
-            await self._stack.__aexit__(kind, error, trace)
+            try:
+                await self._stack.__aexit__(kind, error, trace)
+            finally:
+                if self.archive is not None and self._owns_archive:
+                    await asyncio.to_thread(self.archive.close)  # pending writes land
 
     # ---- agents ----------------------------------------------------------------
 
@@ -134,9 +152,9 @@ class Runtime:
 
     def session(self, session_id: str) -> Session:
         found = self._sessions.get(session_id)
-        if found is not None:
+        if found is not None and session_id not in self._ending:
             return found
-        if session_id in self._ended:
+        if session_id in self._ended or session_id in self._ending:
             raise CorralError(ErrorKind.SESSION_CLOSED, f"session {session_id} has ended")
         raise CorralError(ErrorKind.UNKNOWN_SESSION, f"no session {session_id!r}")
 
@@ -253,6 +271,7 @@ class Runtime:
                     sinks=sinks,
                     settings=self.settings.actor,
                     session_dir=session_dir,
+                    on_ending=lambda: self._ending.add(session.id),
                 )
                 opened.set_result(actor)
                 await actor.run(tasks)
@@ -278,6 +297,7 @@ class Runtime:
             if actor is not None and self.metrics is not None:
                 self.metrics.retire_channels(actor.channels())  # keep their final totals
             self._sessions.pop(session.id, None)
+            self._ending.discard(session.id)
             self._ended.add(session.id)
             session.mark_ended()
 
@@ -288,6 +308,22 @@ class Runtime:
                 closing.create_task(session.close())
         for session in sessions:
             await session.wait_closed()
+
+
+def _archive(
+    transcripts: TranscriptSettings | Archive | bool, metrics: Metrics | None
+) -> tuple[Archive | None, bool]:
+    """The Runtime's archive and whether the Runtime owns (and closes) it."""
+    if isinstance(transcripts, Archive):
+        return transcripts, False
+    if transcripts is False:
+        return None, False
+    settings = (
+        transcripts
+        if isinstance(transcripts, TranscriptSettings)
+        else TranscriptSettings.from_environ(os.environ)
+    )
+    return Archive(settings, metrics=metrics), True
 
 
 def _checked_dir(path: str) -> str:

@@ -16,14 +16,21 @@ event path; their events join the outbox, which the loop flushes in order.
 
 Lifecycle: `run` returns after the session ended (closed by the app, the
 agent died, or the wire failed) and every sink has seen `Closed`.
+
+A sink that cannot keep the records (the transcript on a full disk) tells
+the actor through `sink_failed`; the app hears it as an Error `Diagnostic`
+(extension `corral/sink_failed`) and the session goes on. Before its last
+records (the session error, `Closed`) the actor waits until such sinks
+have handled everything sent before, so a failure on the session's last
+events still reaches the app; only the footer's own failure cannot.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -31,15 +38,34 @@ from ..pipeline.channels import BrokenChannel, Channel, EndOfChannel
 from ..pipeline.commands import RollbackScope
 from ..pipeline.driver import AgentExited, Driver, DriverEvent
 from ..pipeline.errors import AgentGone, CorralError, ErrorKind
-from ..pipeline.events import Answer, ConfigValue, Delivery, SessionInfo, SessionStatus
+from ..pipeline.events import (
+    Answer,
+    ConfigValue,
+    Delivery,
+    Diagnostic,
+    DiagnosticLevel,
+    SessionInfo,
+    SessionStatus,
+)
 from ..pipeline.records import Closed, Opened, SessionFailed, SinkItem
 from ..pipeline.stages import FanOut, Sink
 from .engine import Engine, Pending
 
-__all__ = ["ActorSettings", "SessionActor"]
+__all__ = ["ActorSettings", "FallibleSink", "SessionActor"]
 
 T = TypeVar("T")
 _FAIR_SHARE = 32  # driver events handled before yielding to other tasks
+
+
+@runtime_checkable
+class FallibleSink(Protocol):
+    """A sink that may fail on its own (a disk): it calls back, once, on the event loop."""
+
+    def on_failure(self, report: Callable[[str, str, Mapping[str, object]], None]) -> None: ...
+
+    async def caught_up(self, count: int) -> None:
+        """Return once the first `count` records it was sent are handled (kept or lost)."""
+        ...
 
 
 @attrs.frozen(kw_only=True)
@@ -60,7 +86,10 @@ class SessionActor:
         sinks: Sequence[Sink],
         settings: ActorSettings | None = None,
         session_dir: str = "",
+        on_ending: Callable[[], None] | None = None,
     ) -> None:
+        """`on_ending` is called once the session takes no more commands, just before
+        its last records (the session error, `Closed`) go to the sinks."""
         self.engine = engine
         self.driver = driver
         self.settings = settings if settings is not None else ActorSettings()
@@ -85,6 +114,13 @@ class SessionActor:
         self.outcome = "closed"
         self._status_seen = engine.status
         self._status_changed = asyncio.Event()
+        self._sent = 0  # records sent to the sinks
+        self._final = False  # the last records are going out: nothing more joins
+        self._ending = False
+        self._on_ending = on_ending
+        self._fallible = [sink for sink in sinks if isinstance(sink, FallibleSink)]
+        for sink in self._fallible:
+            sink.on_failure(self.sink_failed)
 
     def channels(self) -> list[Channel[DriverEvent] | Channel[SinkItem]]:
         """Every channel of this session, for metrics and tests."""
@@ -108,9 +144,30 @@ class SessionActor:
         tasks.create_task(self._run_driver(), name=f"{self.session_id}-driver")
         try:
             await self._loop()
+        except BaseException:
+            self._final = True
+            raise
         finally:
             self.driver_events.abort()  # a driver still sending gets BrokenChannel
         await self._stop_driver()
+        await self._finish()
+        for consumer in consumers:
+            await consumer  # every sink has seen Closed
+        self._done.set()
+        self._announce_status()
+
+    async def _finish(self) -> None:
+        """The session's last records: its error (if any) and `Closed`."""
+        engine = self.engine
+        # The app may see `closed` before the slowest sink is done with it: from now
+        # on every command gets SessionClosed.
+        self._ending = True
+        if self._on_ending is not None:
+            self._on_ending()
+        for sink in self._fallible:
+            await sink.caught_up(self._sent)  # a failure so far joins the stream...
+        await self._flush_outbox()  # ...here
+        self._final = True
         failure = engine.failure
         if failure is not None:
             self.outcome = "failed"
@@ -125,10 +182,6 @@ class SessionActor:
             )
         )
         self.events_out.close()
-        for consumer in consumers:
-            await consumer  # every sink has seen Closed
-        self._done.set()
-        self._announce_status()
 
     async def _run_driver(self) -> None:
         try:
@@ -186,6 +239,7 @@ class SessionActor:
         outbox = self.engine.outbox
         while outbox:
             await self.events_out.send(outbox.popleft())
+            self._sent += 1
         if self.engine.status is not self._status_seen:
             self._announce_status()
 
@@ -221,6 +275,21 @@ class SessionActor:
                 await self.driver.stop(self.settings.close_grace)
                 self._stopped.set()
 
+    def sink_failed(self, sink: str, message: str, fields: Mapping[str, object]) -> None:
+        """A sink lost the session's records from here on: tell the app, go on.
+
+        Once the last records are on their way nothing more can join the
+        stream; the sink's own report (stderr, metrics) remains.
+        """
+        if self._final:
+            return
+        self.engine.emit(
+            Diagnostic(level=DiagnosticLevel.ERROR, message=message),
+            in_turn=False,
+            extensions={"corral/sink_failed": {"sink": sink, **fields}},
+        )
+        self._kick()
+
     # ---- commands (called from other tasks) -----------------------------------
 
     def _kick(self) -> None:
@@ -245,7 +314,7 @@ class SessionActor:
         return await waiter  # type: ignore[return-value]
 
     async def _call(self, action: Callable[[], T | Pending]) -> T:
-        if self._done.is_set():
+        if self._ending:
             raise CorralError(ErrorKind.SESSION_CLOSED, f"session {self.session_id} has ended")
         return await self._settle(action())
 
