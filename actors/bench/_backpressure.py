@@ -16,9 +16,11 @@ import attrs
 from ...pipeline.channels import Channel
 from ...pipeline.events import Event
 from ...pipeline.records import SinkItem
-from ...sources.mock import parse_script
+from ...sinks.transcript import TranscriptSettings
+from ...sources.mock import MockScript, parse_script
 from ..runtime import Runtime
 from ._scale import rss_mib
+from ._scratch import scratch_transcripts
 
 __all__ = ["Backpressure", "measure_backpressure"]
 
@@ -72,8 +74,15 @@ async def measure_backpressure(events: int, stall: float) -> Backpressure:
             ]
         }
     )
+    with scratch_transcripts() as transcripts:
+        return await _measure(script, events, stall, transcripts)
+
+
+async def _measure(
+    script: MockScript, events: int, stall: float, transcripts: TranscriptSettings
+) -> Backpressure:
     gate = _Gate()
-    async with Runtime(mock=script) as rt:
+    async with Runtime(mock=script, transcripts=transcripts) as rt:
         session = await rt.open("mock", dir=".", app_sink=gate)
         actor = session.actor
         await session.prompt("flood")

@@ -18,8 +18,10 @@ import orjson
 
 from ...pipeline.channels import Channel
 from ...pipeline.records import SinkItem
-from ...sources.mock import parse_script
+from ...sinks.transcript import TranscriptSettings
+from ...sources.mock import MockScript, parse_script
 from ..runtime import Runtime
+from ._scratch import scratch_transcripts
 
 __all__ = ["Scale", "measure_scale", "measure_scale_apart", "rss_mib"]
 
@@ -94,9 +96,14 @@ async def measure_scale(sessions: int, events: int) -> Scale:
             ]
         }
     )
+    with scratch_transcripts() as transcripts:
+        return await _measure(script, sessions, transcripts)
+
+
+async def _measure(script: MockScript, sessions: int, transcripts: TranscriptSettings) -> Scale:
     before = rss_mib()
     counters = [_Counter() for _ in range(sessions)]
-    async with Runtime(mock=script) as rt:
+    async with Runtime(mock=script, transcripts=transcripts) as rt:
         opened = [await rt.open("mock", dir=".", app_sink=counter) for counter in counters]
         rss_open = rss_mib()
         lags: list[float] = []

@@ -4,7 +4,8 @@
 - naive: `json.loads`, an unbounded queue, `print(json.dumps(...))` — what a
   quick hand-written relay costs;
 - corral: replay through a real session (decode → normalize → engine and
-  policy → fan-out → line writer, plus any extra sinks: transcript, metrics).
+  policy → fan-out → line writer and transcript, plus any extra sinks:
+  metrics).
 
 Each is run `repeat` times and the fastest run counts (the least disturbed
 by the rest of the machine). Costs are per event the pipeline emitted.
@@ -29,6 +30,7 @@ from ...sources.catalog import Catalog, CatalogEntry
 from ..runtime import Runtime, SinkFactory
 from ._corpus import Corpus
 from ._replay import ReplayDriver
+from ._scratch import scratch_transcripts
 
 __all__ = ["Throughput", "measure_throughput"]
 
@@ -112,27 +114,27 @@ async def _corral(corpus: Corpus, sinks: Sequence[SinkFactory]) -> tuple[float, 
         name=f"replay of {corpus.name}",
         executable="",
         install_hint="",
-        make_driver=lambda installation, spec, telemetry: ReplayDriver(
-            corpus.segments, corpus.wire
-        ),
+        make_driver=replay_driver,
         details=AgentDetails(),
         builtin=True,
     )
     writer = LineWriter(_NullStream())
     release = asyncio.Event()
     release.set()
-    async with asyncio.TaskGroup() as tasks:
-        tasks.create_task(writer.run())
-        async with Runtime(catalog=Catalog([entry]), sinks=sinks) as rt:
-            session = await rt.open("replay", dir=".", app_sink=LineSink(writer, release))
-            started = time.perf_counter()
-            await session.prompt("replay")
-            await session.wait_idle()
-            await session.close()
-            await session.wait_closed()
-            elapsed = time.perf_counter() - started
-            events = session.actor.engine.sequence if not session.ended else _events(session)
-        writer.close()
+    with scratch_transcripts() as transcripts:
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(writer.run())
+            runtime = Runtime(catalog=Catalog([entry]), sinks=sinks, transcripts=transcripts)
+            async with runtime as rt:
+                session = await rt.open("replay", dir=".", app_sink=LineSink(writer, release))
+                started = time.perf_counter()
+                await session.prompt("replay")
+                await session.wait_idle()
+                await session.close()
+                await session.wait_closed()
+                elapsed = time.perf_counter() - started
+                events = session.actor.engine.sequence if not session.ended else _events(session)
+            writer.close()
     return elapsed, events
 
 

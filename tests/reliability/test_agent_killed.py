@@ -67,10 +67,11 @@ async def test_killed_mid_turn() -> None:
 
 
 async def test_killed_mid_line() -> None:
+    whole = '{"Emitted": {"kind": {"TextDelta": {"message_id": "m1", "text": "whole"}}}}\n'
     half = '{"Emitted": {"kind": {"TextDelta": {"message_id": "m1", "text": "cut he'
-    events, session, pid = await kill_when(
-        [text("whole"), {"Raw": half}, {"Sleep": 30_000}], TextDelta
-    )
+    # One write (under PIPE_BUF, so one read): corral holds the torn half
+    # before the app sees "whole" and the test kills the agent.
+    events, session, pid = await kill_when([{"Raw": whole + half}, {"Sleep": 30_000}], TextDelta)
     diagnostics = [e for e in events if "corral/decode_error" in e.extensions]
     assert [e.extensions["corral/decode_error"] for e in diagnostics] == ["not_json"]
     check_failed(events, session, pid)
