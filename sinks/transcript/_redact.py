@@ -66,22 +66,55 @@ PATTERNS: dict[str, str] = {
     ),
 }
 
-# Every pattern above needs one of these literals: text with none is skipped
-# without running a regex (most text, and all of it when it is long).
-_HINTS = (
-    "PRIVATE KEY", "sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "AIza", "AKIA", "ASIA", "xox", "hf_", "glpat-", "xai-", "gsk_", "eyJ",
+# Each pattern above needs one of its literals (as written, or in lower case
+# for the case-insensitive ones): text with none of a pattern's literals is
+# not searched with that pattern, and text with none at all (most text, and
+# all of it when it is long) with none. The literals are narrow on purpose:
+# "sk-" alone is in "task-list", so only the patterns that can match run.
+_ENV_HINTS = (
     "SECRET", "TOKEN", "PASSW", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL",
     "AUTH_KEY",
 )  # fmt: skip
-_LOWER_HINTS = ("authorization", "bearer", "api-key")
+_PATTERN_HINTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "private_key": (("PRIVATE KEY",), ()),
+    "anthropic_key": (("sk-ant-",), ()),
+    "openai_key": (("sk-",), ()),
+    "github_token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ()),
+    "google_api_key": (("AIza",), ()),
+    "aws_access_key_id": (("AKIA", "ASIA"), ()),
+    "slack_token": (("xox",), ()),
+    "stripe_key": (("k_live_", "k_test_"), ()),
+    "huggingface_token": (("hf_",), ()),
+    "gitlab_token": (("glpat-",), ()),
+    "xai_key": (("xai-",), ()),
+    "groq_key": (("gsk_",), ()),
+    "jwt": (("eyJ",), ()),
+    "authorization_header": ((), ("authorization",)),
+    "bearer_token": ((), ("bearer",)),
+    "api_key_header": ((), ("api-key",)),
+    "secret_env": (_ENV_HINTS, ()),
+}
+_HINTS = tuple(dict.fromkeys(hint for exact, _ in _PATTERN_HINTS.values() for hint in exact))
+_LOWER_HINTS = tuple(dict.fromkeys(hint for _, lower in _PATTERN_HINTS.values() for hint in lower))
 
 
-def might_hold_secret(text: str) -> bool:
-    if any(hint in text for hint in _HINTS):
-        return True
-    lowered = text.lower()
-    return any(hint in lowered for hint in _LOWER_HINTS)
+def _any_in(hints: tuple[str, ...], text: str) -> bool:
+    # A plain loop over `in`: faster than a generator, and than one regex of
+    # alternatives (which Python's engine tries at every position).
+    for hint in hints:  # noqa: SIM110
+        if hint in text:
+            return True
+    return False
+
+
+def _hinted(name: str, text: str, lowered: str) -> bool:
+    exact, lower = _PATTERN_HINTS[name]
+    return _any_in(exact, text) or _any_in(lower, lowered)
+
+
+def _fewest(hints: set[str]) -> tuple[str, ...]:
+    """The hints no other hint is part of: finding none of these finds none at all."""
+    return tuple(sorted(h for h in hints if not any(o != h and o in h for o in hints)))
 
 
 # Lower-case JSON keys whose string values are secrets whatever they look like.
@@ -110,20 +143,30 @@ _SECRET_KEYS = frozenset(
     }
 )
 
-# Every hint is plain ASCII with nothing JSON escapes, so a hint in a decoded
-# string is also in its JSON encoding: no hint in the bytes, nothing to redact.
-_BYTE_HINTS = tuple(hint.encode() for hint in _HINTS)
-_LOWER_BYTE_HINTS = tuple(hint.encode() for hint in (*_LOWER_HINTS, *_SECRET_KEYS))
+# The prefilter looks for every hint in lower case, in lower-cased text: a
+# little wider than the patterns (it cannot miss what they find, and finds a
+# few more), and far fewer searches, since hints holding a shorter one go
+# ("access_token" holds "token"). Every hint is plain ASCII with nothing JSON
+# escapes, so a hint in a decoded string is also in its JSON encoding: no
+# hint in the bytes, nothing to redact.
+_FILTER = _fewest({hint.lower() for hint in (*_HINTS, *_LOWER_HINTS, *_SECRET_KEYS)})
+_BYTE_FILTER = tuple(hint.encode() for hint in _FILTER)
+
+
+def might_hold_secret(text: str) -> bool:
+    return _any_in(_FILTER, text.lower())
 
 
 def might_need_redaction(encoded: bytes) -> bool:
     """False only when `Redactor.redact` would leave this JSON value unchanged."""
-    if any(hint in encoded for hint in _BYTE_HINTS):
-        return True
     lowered = encoded.lower()
-    return any(hint in lowered for hint in _LOWER_BYTE_HINTS)
+    for hint in _BYTE_FILTER:  # noqa: SIM110
+        if hint in lowered:
+            return True
+    return False
 
 
+_COMPILED = [(name, re.compile(regex)) for name, regex in PATTERNS.items()]
 _ENV_KEY = re.compile(rf"{_ENV_NAME}\Z")
 
 
@@ -149,13 +192,16 @@ class Redaction:
 
 class Redactor:
     def __init__(self) -> None:
+        assert PATTERNS.keys() == _PATTERN_HINTS.keys(), "every pattern has its literals"
         self._patterns = [(name, re.compile(regex)) for name, regex in PATTERNS.items()]
 
     def redact_text(self, text: str, found: Redaction) -> str:
-        if not might_hold_secret(text):
+        if len(text) <= _CLEAN_MAX and _is_clean(text):
             return text
+        lowered = text.lower()
         for name, pattern in self._patterns:
-            text = pattern.sub(functools.partial(_replace, name=name, found=found), text)
+            if _hinted(name, text, lowered):
+                text = pattern.sub(functools.partial(_replace, name=name, found=found), text)
         return text
 
     def redact(self, value: Any, found: Redaction | None = None) -> tuple[Any, Redaction]:
@@ -180,6 +226,24 @@ class Redactor:
                     out[key] = self._walk(item, found)
             return out
         return value
+
+
+# Agents resend the same strings (the session info's commands and modes with
+# every update): remembering which short strings hold nothing keeps a large,
+# repeated record from being searched again each time.
+_CLEAN_MAX = 4096
+
+
+@functools.lru_cache(maxsize=8192)
+def _is_clean(text: str) -> bool:
+    """No secret pattern finds anything in `text` (cached; thread-safe)."""
+    if not might_hold_secret(text):
+        return True
+    lowered = text.lower()
+    return not any(
+        _hinted(name, text, lowered) and pattern.search(text) is not None
+        for name, pattern in _COMPILED
+    )
 
 
 def _secret_key(key: str) -> bool:

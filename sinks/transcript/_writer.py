@@ -54,7 +54,7 @@ from ._file import (
 )
 from ._format import encode_item, footer_record, header_record
 from ._paths import files_of, part_path
-from ._redact import Redaction, Redactor, might_need_redaction
+from ._redact import Redaction, Redactor, might_hold_secret, might_need_redaction
 from ._streams import DeltaRedactor
 
 __all__ = ["TranscriptWriter", "WriterSettings"]
@@ -165,12 +165,33 @@ class TranscriptWriter:
             return b'{"event":' + encoded + b"}\n", 0
         streamed = Redaction()
         text = self._stream_text(event, streamed)  # always: it keeps the stream's state
-        if not streamed.total and not might_need_redaction(encoded):
+        if not streamed.total and not self._may_hold_more(event, text, encoded):
             return b'{"event":' + encoded + b"}\n", 0
         record: Json = {"event": event.to_wire()}
         if text is not None:
             next(iter(record["event"]["kind"].values()))["text"] = text
         return self._line(record, streamed)
+
+    @staticmethod
+    def _may_hold_more(event: Event, text: str | None, encoded: bytes) -> bool:
+        """Whether anything in the event besides a delta's text may hold a secret.
+
+        Most events are deltas: their text was just checked (`_stream_text`),
+        and the rest is corral's own fields plus two ids, quicker to check
+        than the whole encoding.
+        """
+        match event.kind:
+            case (
+                TextDelta(message_id=stream)
+                | ReasoningDelta(message_id=stream)
+                | ToolOutputDelta(tool_id=stream)
+            ) if text is not None and not event.extensions:
+                turn = event.turn_info
+                parent = None if turn is None else turn.parent_tool_id
+                return might_hold_secret(stream) or (
+                    parent is not None and might_hold_secret(parent)
+                )
+        return might_need_redaction(encoded)
 
     def _stream_text(self, event: Event, found: Redaction) -> str | None:
         """A delta's text, redacted knowing its stream's recent text (`_streams.py`)."""
