@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
+from corral.sinks.transcript import find_transcripts, read_transcript
 
 from tests.support.schema import check_line
 from tests.support.serve import ServeProcess
@@ -130,7 +131,7 @@ async def test_an_app_that_disappears_shuts_corral_down_cleanly(
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 async def test_a_signal_closes_every_live_session_and_leaves_no_agent_behind(
-    write_script: Any, tmp_path: Path, signum: signal.Signals
+    write_script: Any, tmp_path: Path, signum: signal.Signals, corral_home: Path
 ) -> None:
     serve = await ServeProcess.start("--mock", write_script(IDLE_FOREVER))
     try:
@@ -147,5 +148,15 @@ async def test_a_signal_closes_every_live_session_and_leaves_no_agent_behind(
         ended = [e for e in serve.events(first["id"]) if "TurnEnded" in e["kind"]]
         assert ended[0]["kind"]["TurnEnded"]["stop"] == "Cancelled"
         assert not any(alive(pid) for pid in agents)
+        # Every transcript was closed and flushed: a footer, no torn line, and
+        # the same events the app saw.
+        transcripts = [read_transcript(f) for f in find_transcripts(corral_home / "transcripts")]
+        assert sorted(t.header.session_id for t in transcripts if t.header) == closed
+        for transcript in transcripts:
+            assert transcript.footer is not None and transcript.torn_bytes == 0
+            assert not transcript.problems
+            assert transcript.header is not None
+            seen = [e["sequence"] for e in serve.events(transcript.header.session_id)]
+            assert [e.sequence for e in transcript.events()] == seen
     finally:
         await serve.kill()
