@@ -39,6 +39,7 @@ from ...pipeline.events import (
     Completed,
     ContextCompacted,
     DiagnosticLevel,
+    Failed,
     Fields,
     MessageEnded,
     ReasoningDelta,
@@ -241,8 +242,16 @@ class EventMsgNormalizer:
         self._streamed_items.clear()
 
     def _task_complete(self, payload: Fields) -> list[DriverEvent]:
+        # The seed's task_complete has no `error`, but real rollouts (0.171) end a
+        # failed turn with one and send no separate `error` event.
+        error = payload.opt_obj("error")
+        if error is None:
+            self._turn_end()
+            return [TurnFinished(stop=Completed())]
+        ended = self._tools.end_all(ToolStatus.FAILED)
         self._turn_end()
-        return [TurnFinished(stop=Completed())]
+        message = error.opt_string("message") or "the turn failed"
+        return [*ended, TurnFinished(stop=Failed(message))]
 
     def _turn_aborted(self, payload: Fields) -> list[DriverEvent]:
         ended = self._tools.end_all(ToolStatus.CANCELLED)

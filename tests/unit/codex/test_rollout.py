@@ -8,9 +8,11 @@ from typing import Any
 
 from corral.pipeline.driver import Emitted, InfoChanged, PromptSent, TurnBegan, TurnFinished
 from corral.pipeline.events import (
+    Completed,
     ContextUsage,
     Diagnostic,
     DiagnosticLevel,
+    Failed,
     TextDelta,
     UserMessage,
 )
@@ -46,6 +48,18 @@ def test_the_prompt_comes_before_the_turn_it_began() -> None:
         TurnBegan(),
         TurnFinished(stop=items[2].stop),
     ]
+
+
+def test_a_task_complete_with_an_error_is_a_failed_turn() -> None:
+    error = {
+        "message": "Missing environment variable: `MOCK_API_KEY`.",
+        "codex_error_info": "other",
+    }
+    failed = _line({"type": "task_complete", "turn_id": "t1", "error": error})
+    *_, end = _read(START, failed)
+    assert end == TurnFinished(stop=Failed("Missing environment variable: `MOCK_API_KEY`."))
+    *_, end = _read(START, DONE)
+    assert end == TurnFinished(stop=Completed())
 
 
 def test_a_legacy_user_message_is_a_prompt_too() -> None:
