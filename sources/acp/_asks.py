@@ -1,4 +1,4 @@
-"""Requests the agent waits on: permissions and file writes, until answered.
+"""Requests the agent waits on: permissions, file writes, commands, until answered.
 
 `session/request_permission` becomes `RequestAsked(PermissionRequest)`:
 the tool call it carries is merged into the `ToolBook` (Gemini sends no
@@ -12,12 +12,22 @@ a withdrawn request (cancel, turn end, close) gets the `cancelled` outcome.
 tool with the diff), so every write passes the session's policy; only an
 allowing answer yields `WriteFile`, which the driver performs.
 
+`terminal/create` is judged the same way, as an Execute permission
+request with the command line, unless the agent already asked permission
+for exactly that command line and it was allowed: each allowed permission
+whose tool is a command leaves a one-shot grant (cleared when the next
+turn begins), which a `terminal/create` of the same line consumes instead
+of asking twice (the Claude adapter asks, then runs the command through
+corral's terminal). Only an allowing answer yields `RunCommand`; a deny
+fails the request with the policy's message.
+
 `Asks` holds what is open, keyed by corral's request id; each request is
 settled exactly once (`answer` or `withdraw`). Pure data: no I/O.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +36,7 @@ import attrs
 from ...pipeline.driver import DriverEvent, Emitted, RequestAsked
 from ...pipeline.events import (
     Answer,
+    CommandInput,
     FileDiff,
     PathInput,
     PermissionAnswer,
@@ -37,9 +48,12 @@ from ...pipeline.events import (
     ToolUpdated,
 )
 from ._frames import REQUEST_CANCELLED
+from ._terminal import CommandSpec
 from ._tools import ToolBook
 
-__all__ = ["Asks", "Reply", "ReplyError", "WriteFile"]
+__all__ = ["Asks", "Reply", "ReplyError", "RunCommand", "WriteFile"]
+
+_MAX_GRANTS = 16
 
 _CHOICES = {
     "allow_once": PermissionChoice.ALLOW_ONCE,
@@ -60,12 +74,16 @@ class Reply:
 
 @attrs.frozen
 class ReplyError:
-    """Fail the agent's request; `tool` (a refused write) is then shown cancelled."""
+    """Fail the agent's request; `tool` (a refused write) is then shown cancelled.
+
+    `warning`: the app hears of the refusal as a Warning Diagnostic too.
+    """
 
     rpc_id: int | str
     code: int
     message: str
     tool: ToolUpdate | None = None
+    warning: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -76,6 +94,15 @@ class WriteFile:
     path: str
     content: str
     tool: ToolUpdate
+
+
+@attrs.frozen(kw_only=True)
+class RunCommand:
+    """The app allowed a command: start its terminal, reply with its id, show `tool`."""
+
+    rpc_id: int | str
+    spec: CommandSpec
+    tool: ToolUpdate | None  # None: the agent's own tool call shows it (a grant)
 
 
 @attrs.frozen(kw_only=True)
@@ -93,6 +120,13 @@ class _Write:
     tool: ToolUpdate
 
 
+@attrs.frozen(kw_only=True)
+class _Command:
+    rpc_id: int | str
+    spec: CommandSpec
+    tool: ToolUpdate
+
+
 def _offered(raw_options: object) -> dict[PermissionChoice, str]:
     offered: dict[PermissionChoice, str] = {}
     for option in raw_options if isinstance(raw_options, list) else []:
@@ -107,8 +141,9 @@ def _offered(raw_options: object) -> dict[PermissionChoice, str]:
 class Asks:
     def __init__(self, tools: ToolBook) -> None:
         self._tools = tools
-        self._open: dict[str, _Permission | _Write] = {}
+        self._open: dict[str, _Permission | _Write | _Command] = {}
         self._count = 0
+        self._grants: deque[str] = deque(maxlen=_MAX_GRANTS)
 
     def _next_id(self, prefix: str) -> str:
         self._count += 1
@@ -164,27 +199,76 @@ class Asks:
         )
         return [RequestAsked(request=request)]
 
-    def answer(self, request_id: str, answer: Answer) -> Reply | ReplyError | WriteFile | None:
+    def command(self, rpc_id: int | str, spec: CommandSpec) -> RunCommand | list[DriverEvent]:
+        """`terminal/create`: run at once on a grant, else an Execute permission request."""
+        if self.take_grant(spec.line):
+            return RunCommand(rpc_id=rpc_id, spec=spec, tool=None)
+        request_id = self._next_id("command-")
+        tool = ToolUpdate(
+            id=f"terminal-{request_id}",
+            kind=ToolKind.EXECUTE,
+            title=spec.line,
+            status=ToolStatus.PENDING,
+            input=CommandInput(command=spec.line, cwd=spec.cwd or None),
+        )
+        self._open[request_id] = _Command(rpc_id=rpc_id, spec=spec, tool=tool)
+        request = PermissionRequest(
+            id=request_id,
+            tool=tool,
+            options=(PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE),
+            detail="the agent asks corral to run this command in a terminal",
+        )
+        return [RequestAsked(request=request)]
+
+    def _grant(self, tool_id: str) -> None:
+        tool = self._tools.snapshot(tool_id)
+        if tool is not None and isinstance(tool.input, CommandInput):
+            self._grants.append(tool.input.command.strip())
+
+    def take_grant(self, line: str) -> bool:
+        """Consume the grant an allowed permission left for exactly this command line."""
+        try:
+            self._grants.remove(line.strip())
+        except ValueError:
+            return False
+        return True
+
+    def clear_grants(self) -> None:
+        self._grants.clear()
+
+    def answer(
+        self, request_id: str, answer: Answer, message: str | None = None
+    ) -> Reply | ReplyError | WriteFile | RunCommand | None:
         """The app's (or the policy's) answer; None for a request not open here."""
         asked = self._open.pop(request_id, None)
         if asked is None:
             return None
         choice = answer.choice if isinstance(answer, PermissionAnswer) else None
+        allows = choice is not None and choice.allows
         if isinstance(asked, _Permission):
             option_id = None if choice is None else asked.option_ids.get(choice)
-            if choice is None or not choice.allows:
+            if not allows:
                 self._tools.refuse(asked.tool_id)
             if option_id is None:
                 return Reply(asked.rpc_id, _CANCELLED)
+            if allows:
+                self._grant(asked.tool_id)
             return Reply(asked.rpc_id, {"outcome": {"outcome": "selected", "optionId": option_id}})
-        if choice is not None and choice.allows:
+        if isinstance(asked, _Command):
+            if allows:
+                tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
+                return RunCommand(rpc_id=asked.rpc_id, spec=asked.spec, tool=tool)
+            return _refused_command(asked, message or "denied by corral's permission policy")
+        if allows:
             tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
             return WriteFile(rpc_id=asked.rpc_id, path=asked.path, content=asked.content, tool=tool)
         return _refused(asked, "denied")
 
     def recorded_answer(self, rpc_id: object, result: object) -> None:
-        """Replay: the recorded wire shows how a permission request was answered."""
+        """Replay: the recorded wire shows how a permission (or command) request was answered."""
         for request_id, asked in list(self._open.items()):
+            if isinstance(asked, _Command) and asked.rpc_id == rpc_id:
+                del self._open[request_id]  # the command was run or refused
             if not isinstance(asked, _Permission) or asked.rpc_id != rpc_id:
                 continue
             del self._open[request_id]
@@ -193,6 +277,8 @@ class Asks:
             allowing = {asked.option_ids.get(c) for c in PermissionChoice if c.allows}
             if chosen is None or chosen not in allowing:
                 self._tools.refuse(asked.tool_id)
+            else:
+                self._grant(asked.tool_id)
 
     def withdraw(self, request_id: str) -> Reply | ReplyError | None:
         """The request will not be answered (cancel, turn end, close)."""
@@ -202,9 +288,17 @@ class Asks:
         if isinstance(asked, _Permission):
             self._tools.refuse(asked.tool_id)
             return Reply(asked.rpc_id, _CANCELLED)
+        if isinstance(asked, _Command):
+            return _refused_command(asked, "the request was withdrawn (cancel, turn end or close)")
         return _refused(asked, "cancelled")
 
 
 def _refused(asked: _Write, how: str) -> ReplyError:
     tool = attrs.evolve(asked.tool, status=ToolStatus.CANCELLED)
     return ReplyError(asked.rpc_id, REQUEST_CANCELLED, f"writing {asked.path} was {how}", tool)
+
+
+def _refused_command(asked: _Command, why: str) -> ReplyError:
+    tool = attrs.evolve(asked.tool, status=ToolStatus.CANCELLED)
+    message = f"corral did not run `{asked.spec.line}`: {why}"
+    return ReplyError(asked.rpc_id, REQUEST_CANCELLED, message, tool, warning=message)

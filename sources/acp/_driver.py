@@ -23,11 +23,14 @@ block the very answer the handshake waits for); what it drained is
 delivered first by `run`, except the replayed history, which is counted
 and reported once.
 
-corral offers `fs` but not `terminal`: `terminal/*` requests are refused.
+corral offers `fs` and, unless the recipe says otherwise, `terminal`: the
+agent's commands run as processes of this session (`_terminals.py`), each
+judged by the policy first, all killed when the session stops; a
+command's end comes back through `incoming` like everything else.
 
 Stopping: `stop` aborts `incoming` (so nothing blocks on it any more),
-then ends the process group (EOF, SIGTERM, SIGKILL); the pump then sees
-EOF, fails our waiting requests, and `run` reports `AgentExited`.
+kills every terminal, then ends the agent's process group (EOF, SIGTERM,
+SIGKILL); the pump then sees EOF, fails our waiting requests, and `run` reports `AgentExited`.
 """
 
 from __future__ import annotations
@@ -65,15 +68,15 @@ from ...pipeline.events import (
     AgentInstallation,
     Diagnostic,
     DiagnosticLevel,
-    ToolUpdated,
 )
 from ...pipeline.telemetry import SessionTelemetry
 from .._jsonrpc import Incoming, JsonRpcPeer, RpcError, RpcNotification, RpcRequest, WireNoise
 from .._process import AgentProcess
-from ._asks import Reply, ReplyError, WriteFile
-from ._frames import UNKNOWN_FRAME
+from ._asks import Reply, ReplyError, RunCommand, WriteFile
+from ._frames import UNKNOWN_FRAME, history_note, is_history, prompt_blocks
 from ._handshake import AuthPolicy, OpenedSession, open_session
-from ._requests import AgentRequests
+from ._requests import AgentRequests, refusal_events
+from ._terminals import Terminals
 from ._translate import Translator
 
 __all__ = ["AcpDriver", "AcpRecipe", "prompt_blocks"]
@@ -86,19 +89,7 @@ _TURN_BEGAN = "corral:turn_began"
 _PROMPT_DONE = "corral:prompt_done"
 _PROMPT_FAILED = "corral:prompt_failed"
 _LOCAL = "corral:events"
-_HISTORY_KINDS = frozenset(
-    {
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "user_message_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-        "plan_update",
-        "plan_removed",
-        "usage_update",
-    }
-)
+_TERMINAL_EXITED = "corral:terminal_exited"
 _EARLY_LIMIT = 1000
 _EXIT_WAIT = 5.0
 
@@ -112,27 +103,7 @@ class AcpRecipe:
     auth: AuthPolicy = attrs.Factory(AuthPolicy)
     env: tuple[tuple[str, str], ...] = ()
     incoming_capacity: int = 256
-
-
-def prompt_blocks(text: str, attachments: Sequence[str], cwd: str) -> list[dict[str, Any]]:
-    """A prompt as ACP content: the text, then each attachment as a resource link."""
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
-    for attachment in attachments:
-        if "://" in attachment:
-            uri = attachment
-        else:
-            uri = "file://" + os.path.abspath(os.path.join(cwd, attachment))
-        name = os.path.basename(attachment.rstrip("/")) or attachment
-        blocks.append({"type": "resource_link", "uri": uri, "name": name})
-    return blocks
-
-
-def _is_history(item: Incoming) -> bool:
-    if not isinstance(item, RpcNotification) or item.method != "session/update":
-        return False
-    params = item.params if isinstance(item.params, dict) else {}
-    update = params.get("update")
-    return isinstance(update, dict) and update.get("sessionUpdate") in _HISTORY_KINDS
+    terminal: bool = True  # offer the `terminal` client capability
 
 
 class AcpDriver:
@@ -157,6 +128,7 @@ class AcpDriver:
         self._process: AgentProcess | None = None
         self._peer: JsonRpcPeer | None = None
         self._files: AgentRequests
+        self._terminals: Terminals | None = None
         self._tasks: asyncio.TaskGroup | None = None
         self._session_id = ""
         self._early: list[Incoming] = []
@@ -190,7 +162,20 @@ class AcpDriver:
             telemetry=self._telemetry,
         )
         self._peer = JsonRpcPeer(self._process, telemetry=self._telemetry)
-        self._files = AgentRequests(self._peer, self._launch.dir, self._translator)
+        if self._recipe.terminal:
+            self._terminals = Terminals(
+                tasks=tasks,
+                env=self.env(),
+                on_exit=self._terminal_exited,
+                name=self._launch.session_id,
+            )
+        self._files = AgentRequests(
+            self._peer,
+            self._launch.dir,
+            self._translator,
+            terminals=self._terminals,
+            spawn=self._spawn,
+        )
         tasks.create_task(self._pump(), name=f"{self._launch.session_id}-acp-pump")
         self._loading = self._launch.resume is not None
         opened = await self._during_handshake(
@@ -199,7 +184,7 @@ class AcpDriver:
                 launch=self._launch,
                 auth=self._recipe.auth,
                 environ=self.env(),
-                terminal=False,
+                terminal=self._terminals is not None,
             )
         )
         self._loading = False
@@ -236,7 +221,7 @@ class AcpDriver:
         try:
             while True:
                 item = await self._incoming.receive()
-                if (self._loading and _is_history(item)) or len(self._early) >= _EARLY_LIMIT:
+                if (self._loading and is_history(item)) or len(self._early) >= _EARLY_LIMIT:
                     self._dropped_history += 1
                 else:
                     self._early.append(item)
@@ -266,7 +251,7 @@ class AcpDriver:
     async def run(self, events_out: EventSink) -> None:
         assert self._process is not None
         if self._dropped_history:
-            await events_out.send(self._history_note())
+            await events_out.send(history_note(self._dropped_history))
         early, self._early = self._early, []
         for item in early:
             await self._deliver(item, events_out)
@@ -274,16 +259,6 @@ class AcpDriver:
             await self._deliver(item, events_out)
         status = await self._exit_status()
         await events_out.send(AgentExited(status=status, stderr=self._process.stderr_tail()))
-
-    def _history_note(self) -> Emitted:
-        return Emitted(
-            kind=Diagnostic(
-                level=DiagnosticLevel.INFO,
-                message=f"the agent replayed {self._dropped_history} updates of the resumed "
-                "session's history; corral does not show them again",
-            ),
-            extensions={"acp/replayed_updates": self._dropped_history},
-        )
 
     async def _deliver(self, item: Incoming, events_out: EventSink) -> None:
         for event in await self._translate(item):
@@ -304,6 +279,8 @@ class AcpDriver:
                     return translator.prompt_failed(params.code, params.message)
                 if method == _LOCAL:
                     return list(params)
+                if method == _TERMINAL_EXITED:
+                    return self._files.terminal_exited(params)
                 return translator.notification(method, params)
             case RpcRequest():
                 return await self._files.agent_request(item)
@@ -327,6 +304,9 @@ class AcpDriver:
     async def _push_local(self, events: list[DriverEvent]) -> None:
         await self._push(_LOCAL, events)
 
+    async def _terminal_exited(self, terminal_id: str) -> None:
+        await self._push(_TERMINAL_EXITED, terminal_id)
+
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         assert self._tasks is not None
         self._tasks.create_task(work, name=f"{self._launch.session_id}-{name}")
@@ -337,8 +317,8 @@ class AcpDriver:
                 self._spawn(self._prompt(text, attachments), "acp-prompt")
             case Interrupt():
                 await self._notify("session/cancel", {"sessionId": self._session_id})
-            case Respond(request_id=request_id, answer=answer):
-                action = self._translator.asks.answer(request_id, answer)
+            case Respond(request_id=request_id, answer=answer, message=message):
+                action = self._translator.asks.answer(request_id, answer, message)
                 await self._act(action)
             case Withdraw(request_id=request_id):
                 await self._act(self._translator.asks.withdraw(request_id))
@@ -358,16 +338,16 @@ class AcpDriver:
         with contextlib.suppress(AgentGone):  # run reports the exit
             await self._peer.notify(method, params)
 
-    async def _act(self, action: Reply | ReplyError | WriteFile | None) -> None:
+    async def _act(self, action: Reply | ReplyError | WriteFile | RunCommand | None) -> None:
         match action:
             case Reply() | ReplyError():
                 await self._files.reply(action)
-                if isinstance(action, ReplyError) and action.tool is not None:
-                    self._spawn(
-                        self._push(_LOCAL, [Emitted(kind=ToolUpdated(action.tool))]), "acp-local"
-                    )
+                if isinstance(action, ReplyError) and (events := refusal_events(action)):
+                    self._spawn(self._push_local(events), "acp-local")
             case WriteFile():
                 self._spawn(self._files.write(action, self._push_local), "acp-write")
+            case RunCommand():
+                self._spawn(self._files.start_and_show(action, self._push_local), "acp-command")
 
     async def _prompt(self, text: str, attachments: Sequence[str]) -> None:
         assert self._peer is not None
@@ -405,5 +385,7 @@ class AcpDriver:
             return
         self._stopped = True
         self._incoming.abort()
+        if self._terminals is not None:
+            await self._terminals.close()
         if self._process is not None:
             await self._process.stop(grace)

@@ -1,4 +1,4 @@
-"""Small shared pieces of the ACP wire: constants and diagnostics of raw frames.
+"""Small shared pieces of the ACP wire: constants, prompts, diagnostics of raw frames.
 
 Every frame corral cannot turn into an event becomes a `Diagnostic` that
 carries the raw frame under `extensions["acp/raw_frame"]`, with
@@ -10,8 +10,13 @@ telemetry by looking for that marker.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from typing import Any
+
 from ...pipeline.driver import Emitted
 from ...pipeline.events import Diagnostic, DiagnosticLevel
+from .._jsonrpc import Incoming, RpcNotification
 
 __all__ = [
     "AUTH_REQUIRED",
@@ -23,6 +28,9 @@ __all__ = [
     "REQUEST_CANCELLED",
     "RESOURCE_NOT_FOUND",
     "UNKNOWN_FRAME",
+    "history_note",
+    "is_history",
+    "prompt_blocks",
     "raw_diagnostic",
 ]
 
@@ -45,4 +53,52 @@ def raw_diagnostic(level: DiagnosticLevel, message: str, frame_type: str, raw: o
     return Emitted(
         kind=Diagnostic(level=level, message=message),
         extensions={RAW_FRAME: raw, UNKNOWN_FRAME: frame_type},
+    )
+
+
+_HISTORY_KINDS = frozenset(
+    {
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "user_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+        "plan_update",
+        "plan_removed",
+        "usage_update",
+    }
+)
+
+
+def prompt_blocks(text: str, attachments: Sequence[str], cwd: str) -> list[dict[str, Any]]:
+    """A prompt as ACP content: the text, then each attachment as a resource link."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    for attachment in attachments:
+        if "://" in attachment:
+            uri = attachment
+        else:
+            uri = "file://" + os.path.abspath(os.path.join(cwd, attachment))
+        name = os.path.basename(attachment.rstrip("/")) or attachment
+        blocks.append({"type": "resource_link", "uri": uri, "name": name})
+    return blocks
+
+
+def is_history(item: Incoming) -> bool:
+    if not isinstance(item, RpcNotification) or item.method != "session/update":
+        return False
+    params = item.params if isinstance(item.params, dict) else {}
+    update = params.get("update")
+    return isinstance(update, dict) and update.get("sessionUpdate") in _HISTORY_KINDS
+
+
+def history_note(dropped: int) -> Emitted:
+    """The one note standing for a resumed session's replayed history."""
+    return Emitted(
+        kind=Diagnostic(
+            level=DiagnosticLevel.INFO,
+            message=f"the agent replayed {dropped} updates of the resumed "
+            "session's history; corral does not show them again",
+        ),
+        extensions={"acp/replayed_updates": dropped},
     )

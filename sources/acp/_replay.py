@@ -8,7 +8,9 @@ same messages, through the same `Translator`: an outgoing
 `session/prompt` is the turn's `TurnBegan`; the agent's answer to it ends
 the turn; `session/new` / `session/load` answers set up the settings;
 the agent's requests become requests (a recorded file write shows no old
-text: replay reads no files).
+text: replay reads no files; a recorded `terminal/create` is judged as
+live, a grant or an Execute request, but nothing is run, and the other
+`terminal/*` calls need no events).
 
 Bytes may arrive in any split (whole, byte by byte); lines are split on
 `\\n` only. A line that is not a tagged JSON-RPC message becomes a Warning
@@ -23,11 +25,21 @@ from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ...pipeline.driver import DriverEvent, Emitted
 from ...pipeline.events import Diagnostic, DiagnosticLevel
 from ._settings import Settings
+from ._terminal import recorded_spec
 from ._translate import Translator
 
 __all__ = ["AcpReplay"]
 
 _SESSION_METHODS = frozenset({"session/new", "session/load", "session/resume"})
+_SERVED = frozenset(
+    {
+        "fs/read_text_file",
+        "terminal/output",
+        "terminal/wait_for_exit",
+        "terminal/kill",
+        "terminal/release",
+    }
+)
 
 
 def _decode_error(kind: str, message: str, raw: str) -> Emitted:
@@ -69,8 +81,8 @@ class AcpReplay:
     def _outgoing(self, message: dict[str, Any]) -> list[DriverEvent]:
         method = message.get("method")
         if not isinstance(method, str):
-            if "result" in message:  # our answer to one of the agent's requests
-                self.translator.asks.recorded_answer(message.get("id"), message["result"])
+            if "result" in message or "error" in message:  # our answer to the agent
+                self.translator.asks.recorded_answer(message.get("id"), message.get("result"))
             return []
         if message.get("id") is None:
             return []  # our notifications (cancel)
@@ -104,6 +116,9 @@ class AcpReplay:
             path, content = params.get("path"), params.get("content")
             if isinstance(path, str) and isinstance(content, str):
                 return asks.write(rpc_id, path=path, content=content, old_text=None)
-        if method == "fs/read_text_file":
+        if method == "terminal/create" and (spec := recorded_spec(params)) is not None:
+            decision = asks.command(rpc_id, spec)
+            return decision if isinstance(decision, list) else []
+        if method in _SERVED:
             return []
         return self.translator.unsupported(method, params)

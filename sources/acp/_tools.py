@@ -9,18 +9,22 @@ update into them, and renders a fresh `ToolUpdate` each time.
 Rendering: ACP kinds map 1:1 (`switch_mode` → Other); statuses map
 pending/in_progress/completed/failed → Pending/Running/Completed/Failed;
 `diff` content → `FileDiff`; text content (and a string `rawOutput`) →
-`output`; `locations` → paths (`path:line` when a line is given); the
-input is read from `rawInput` by kind (a command, a path, a pattern, a
-URL), and `rawInput` itself rides in `raw` with the agent's tool name when
-it says one. A permission request may be the first news of a call (Gemini
-sends no `tool_call` first): it is merged the same way.
+`output`; `terminal` content (a terminal corral runs for the agent) shows
+that terminal's output so far (`terminal_text`, set by the driver; the
+last output seen is kept once the terminal is released, and
+`terminal_exited` re-renders the calls that show a terminal that ended);
+`locations` → paths (`path:line` when a line is given); the input is
+read from `rawInput` by kind (a command, a path, a pattern, a URL), and
+`rawInput` itself rides in `raw` with the agent's tool name when it says
+one. A permission request may be the first news of a call (Gemini sends
+no `tool_call` first): it is merged the same way.
 
-Pure data in, data out: no I/O.
+Pure data in, data out: no I/O (`terminal_text` only reads a buffer).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -40,7 +44,14 @@ from ...pipeline.events import (
     UrlInput,
 )
 
-__all__ = ["ToolBook"]
+__all__ = ["TerminalText", "ToolBook"]
+
+TerminalText = Callable[[str], str | None]
+
+
+def _no_terminals(terminal_id: str) -> str | None:
+    return None
+
 
 _KINDS = {
     "read": ToolKind.READ,
@@ -81,6 +92,8 @@ class _Call:
     name: str | None = None
     cancelled: bool = False
     refused: bool = False  # its permission was denied or withdrawn
+    terminal_texts: dict[str, str] = attrs.field(factory=dict)  # last output seen per terminal
+    shown_output: str | None = None
 
 
 def _merge(call: _Call, fields: Mapping[str, Any]) -> None:
@@ -181,10 +194,34 @@ def _text_of(block: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _output(call: _Call) -> str | None:
-    texts = [
-        text for block in call.content if isinstance(block, dict) and (text := _text_of(block))
-    ]
+def _terminal_id(block: object) -> str | None:
+    if isinstance(block, dict) and block.get("type") == "terminal":
+        terminal_id = block.get("terminalId")
+        return terminal_id if isinstance(terminal_id, str) else None
+    return None
+
+
+def _terminal_output(call: _Call, terminal_id: str, terminal_text: TerminalText) -> str | None:
+    live = terminal_text(terminal_id)
+    if live is not None:
+        call.terminal_texts[terminal_id] = live
+    return call.terminal_texts.get(terminal_id)
+
+
+def _output(call: _Call, terminal_text: TerminalText) -> str | None:
+    texts = []
+    shown = set()
+    for block in call.content:
+        if not isinstance(block, dict):
+            continue
+        if text := _text_of(block):
+            texts.append(text)
+        elif (terminal_id := _terminal_id(block)) is not None:
+            shown.add(terminal_id)
+            if output := _terminal_output(call, terminal_id, terminal_text):
+                texts.append(output)
+    for gone in set(call.terminal_texts) - shown:
+        del call.terminal_texts[gone]
     if texts:
         return "\n".join(texts)
     raw = call.raw_output
@@ -220,19 +257,20 @@ def _status(call: _Call) -> ToolStatus:
     return _STATUSES.get(call.status or "", ToolStatus.PENDING)
 
 
-def render(call: _Call) -> ToolUpdate:
+def render(call: _Call, terminal_text: TerminalText = _no_terminals) -> ToolUpdate:
     kind = _KINDS.get(call.kind or "other", ToolKind.OTHER)
     locations = tuple(loc for raw in call.locations if (loc := _location(raw)) is not None)
     raw = None
     if call.raw_input is not None or call.name is not None:
         raw = RawTool(name=call.name or call.title or call.kind or "tool", input=call.raw_input)
+    call.shown_output = _output(call, terminal_text)
     return ToolUpdate(
         id=call.id,
         kind=kind,
         title=call.title or call.name or call.id,
         status=_status(call),
         input=_input(call, kind, locations),
-        output=_output(call),
+        output=call.shown_output,
         diffs=_diffs(call),
         locations=locations,
         raw=raw,
@@ -244,6 +282,10 @@ class ToolBook:
 
     def __init__(self) -> None:
         self._calls: dict[str, _Call] = {}
+        self.terminal_text: TerminalText = _no_terminals
+
+    def _render(self, call: _Call) -> ToolUpdate:
+        return render(call, self.terminal_text)
 
     def __contains__(self, tool_id: object) -> bool:
         return tool_id in self._calls
@@ -255,7 +297,7 @@ class ToolBook:
             return None
         call = self._calls.setdefault(tool_id, _Call(id=tool_id))
         _merge(call, fields)
-        return render(call)
+        return self._render(call)
 
     def updated(self, fields: Mapping[str, Any]) -> ToolUpdate | None:
         """`tool_call_update` (or a permission request's `toolCall`): merge the changes."""
@@ -263,7 +305,7 @@ class ToolBook:
 
     def snapshot(self, tool_id: str) -> ToolUpdate | None:
         call = self._calls.get(tool_id)
-        return None if call is None else render(call)
+        return None if call is None else self._render(call)
 
     def cancel_open(self) -> list[ToolUpdate]:
         """Mark every unfinished call cancelled (the turn was cancelled); their snapshots."""
@@ -272,7 +314,7 @@ class ToolBook:
             if _status(call).finished:
                 continue
             call.cancelled = True
-            out.append(render(call))
+            out.append(self._render(call))
         return out
 
     def refuse(self, tool_id: str) -> None:
@@ -287,10 +329,22 @@ class ToolBook:
         for call in self._calls.values():
             if call.refused and not _status(call).finished:
                 call.cancelled = True
-                out.append(render(call))
+                out.append(self._render(call))
         return out
 
     def forget_finished(self) -> None:
         """Drop finished calls so a long session holds only the live ones."""
         for tool_id in [t for t, call in self._calls.items() if _status(call).finished]:
             del self._calls[tool_id]
+
+    def terminal_exited(self, terminal_id: str) -> list[ToolUpdate]:
+        """Calls that show this terminal, re-rendered where its final output changed them."""
+        out = []
+        for call in self._calls.values():
+            if not any(_terminal_id(block) == terminal_id for block in call.content):
+                continue
+            before = call.shown_output
+            tool = self._render(call)
+            if tool.output != before:
+                out.append(tool)
+        return out

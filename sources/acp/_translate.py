@@ -158,6 +158,7 @@ class Translator:
     def turn_began(self) -> list[DriverEvent]:
         self._stream = None
         self.tools.forget_finished()
+        self.asks.clear_grants()
         return [TurnBegan()]
 
     def prompt_done(self, result: object) -> list[DriverEvent]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -249,15 +250,24 @@ async def test_reads_are_served_inside_the_session_dir_only(
     assert texts(await watcher.turn()).startswith("read failed")
 
 
+async def test_initialize_offers_files_and_terminals_and_names_corral(open_agent: Opener) -> None:
+    watcher = await open_agent()
+    await watcher.session.prompt("caps")
+    said = texts(await watcher.turn())
+    assert (
+        said == f"protocol 1 read True write True terminal True client corral {version('corral')}"
+    )
+
+
 async def test_unsupported_requests_get_an_error_and_a_diagnostic(open_agent: Opener) -> None:
     watcher = await open_agent()
     await watcher.session.prompt("unsupported")
     events = await watcher.turn()
-    assert texts(events) == "terminal error -32601. ext error -32601"
+    assert texts(events) == "elicitation error -32601. ext error -32601"
     notes = [e for e in events if isinstance(e.kind, Diagnostic)]
     levels = {e.extensions["corral/unknown_frame"]: e.kind.level for e in notes}  # type: ignore[attr-defined]
     assert levels == {
-        "terminal/create": DiagnosticLevel.WARNING,
+        "elicitation/create": DiagnosticLevel.WARNING,
         "_scripted/ping": DiagnosticLevel.INFO,
     }
 

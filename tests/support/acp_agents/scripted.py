@@ -13,7 +13,23 @@ the prompt text:
     slow          one chunk every 50 ms until cancelled → stopReason cancelled
     write P T     fs/write_text_file P (relative to the cwd) with text T
     read P        fs/read_text_file P, answers "read: <content>"
-    unsupported   calls terminal/create and an extension method; reports errors
+    unsupported   calls elicitation/create and an extension method; reports errors
+    term LINE     terminal/create LINE (a shell line), waits for it, reads its
+                  output, releases it: "exit <code> signal <sig> truncated
+                  <bool> output <repr>", or "terminal error <code> <message>"
+    termargs      terminal/create `sh` with args and env (FOO=bar)
+    termcwd DIR   terminal/create `pwd` in DIR
+    termlimit N   prints 3000 two-byte characters with outputByteLimit N
+    termkill      starts `sleep 300 &` plus `sleep 300`, says "child <pid>",
+                  kills it, says how it ended
+    termbg        a command that leaves `sleep 300 &` holding its output
+                  open and exits: waits, says the exit, then releases
+    termhang      starts `sleep 300 & ...; wait`, says "child <pid>", then
+                  waits for it forever (the session's close must end it)
+    termreleased  output after release: says the error
+    asked LINE    asks permission for an execute tool call t3 running LINE;
+                  allowed → runs LINE through terminal/create, shows the
+                  terminal in t3, completes t3
     mode          switches its own mode to "plan" (current_mode_update)
     usage         a usage_update, then end_turn with usage
     refuse        stopReason refusal
@@ -46,6 +62,7 @@ from acp import (
     text_block,
     tool_content,
     tool_diff_content,
+    tool_terminal_ref,
     update_agent_message_text,
     update_agent_thought_text,
     update_plan,
@@ -57,6 +74,7 @@ from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
     AuthMethodAgent,
+    EnvVariable,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -93,6 +111,7 @@ class ScriptedAgent:
         self._mode = "default"
         self._model = "fast"
         self._cwd = os.getcwd()
+        self._hello: tuple[int, Any, Any] = (0, None, None)
 
     def on_connect(self, conn: Client) -> None:
         self._client = conn
@@ -103,6 +122,11 @@ class ScriptedAgent:
         return self._client
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        self._hello = (
+            protocol_version,
+            kwargs.get("client_capabilities"),
+            kwargs.get("client_info"),
+        )
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(load_session=True),
@@ -186,6 +210,17 @@ class ScriptedAgent:
 
     async def _say(self, session_id: str, text: str) -> None:
         await self.client.session_update(session_id, update_agent_message_text(text))
+
+    async def _do_caps(self, session_id: str, rest: str) -> PromptResponse:
+        """What the client said of itself in `initialize`."""
+        version, caps, info = self._hello
+        fs = caps.fs if caps is not None else None
+        said = (
+            f"protocol {version} read {fs and fs.read_text_file} write {fs and fs.write_text_file}"
+            f" terminal {caps and caps.terminal} client {info and info.name} {info and info.version}"
+        )
+        await self._say(session_id, said)
+        return PromptResponse(stop_reason="end_turn")
 
     async def _do_text(self, session_id: str, rest: str) -> PromptResponse:
         await self.client.session_update(session_id, update_agent_thought_text("thinking"))
@@ -283,14 +318,134 @@ class ScriptedAgent:
         return PromptResponse(stop_reason="end_turn")
 
     async def _do_unsupported(self, session_id: str, rest: str) -> PromptResponse:
+        conn = self.client._conn  # type: ignore[attr-defined]  # a method the SDK does not wrap
         try:
-            await self.client.create_terminal(session_id=session_id, command="ls")
+            await conn.send_request("elicitation/create", {"sessionId": session_id})
         except RequestError as error:
-            await self._say(session_id, f"terminal error {error.code}. ")
+            await self._say(session_id, f"elicitation error {error.code}. ")
         try:
             await self.client.ext_method("scripted/ping", {"x": 1})
         except RequestError as error:
             await self._say(session_id, f"ext error {error.code}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _run(self, session_id: str, tool_id: str | None = None, **create: Any) -> str:
+        """Create a terminal, wait for it, read it, release it; a summary line."""
+        try:
+            made = await self.client.create_terminal(session_id=session_id, **create)
+        except RequestError as error:
+            return f"terminal error {error.code} {error}"
+        terminal_id = made.terminal_id
+        if tool_id is not None:
+            await self.client.session_update(
+                session_id,
+                update_tool_call(
+                    tool_id, status="in_progress", content=[tool_terminal_ref(terminal_id)]
+                ),
+            )
+        ended = await self.client.wait_for_terminal_exit(
+            session_id=session_id, terminal_id=terminal_id
+        )
+        seen = await self.client.terminal_output(session_id=session_id, terminal_id=terminal_id)
+        await self.client.release_terminal(session_id=session_id, terminal_id=terminal_id)
+        return (
+            f"exit {ended.exit_code} signal {ended.signal} truncated {seen.truncated} "
+            f"output {seen.output!r}"
+        )
+
+    async def _do_term(self, session_id: str, rest: str) -> PromptResponse:
+        await self._say(session_id, await self._run(session_id, command=rest))
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_termargs(self, session_id: str, rest: str) -> PromptResponse:
+        summary = await self._run(
+            session_id,
+            command="sh",
+            args=["-c", 'printf "%s|%s" "$FOO" "$1"', "sh", "two words; $(no)"],
+            env=[EnvVariable(name="FOO", value="bar")],
+        )
+        await self._say(session_id, summary)
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_termcwd(self, session_id: str, rest: str) -> PromptResponse:
+        await self._say(session_id, await self._run(session_id, command="pwd", cwd=rest))
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_termlimit(self, session_id: str, rest: str) -> PromptResponse:
+        line = "python3 -c \"import sys; sys.stdout.write('é' * 2999 + 'Z')\""
+        summary = await self._run(session_id, command=line, output_byte_limit=int(rest))
+        await self._say(session_id, summary)
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _output_until(self, session_id: str, terminal_id: str, marker: str) -> str:
+        for _ in range(400):  # 20 s at most
+            seen = await self.client.terminal_output(session_id=session_id, terminal_id=terminal_id)
+            if marker in seen.output:
+                return seen.output
+            await asyncio.sleep(0.05)
+        raise RuntimeError(f"{marker!r} never appeared")
+
+    async def _start_family(self, session_id: str, tail: str) -> tuple[str, str]:
+        made = await self.client.create_terminal(
+            session_id=session_id, command=f"sleep 300 & echo child $! pid $$; {tail}"
+        )
+        output = await self._output_until(session_id, made.terminal_id, "pid ")
+        return made.terminal_id, output.strip()
+
+    async def _do_termkill(self, session_id: str, rest: str) -> PromptResponse:
+        terminal_id, family = await self._start_family(session_id, "sleep 300")
+        await self._say(session_id, f"{family}. ")
+        await self.client.kill_terminal(session_id=session_id, terminal_id=terminal_id)
+        ended = await self.client.wait_for_terminal_exit(
+            session_id=session_id, terminal_id=terminal_id
+        )
+        await self.client.release_terminal(session_id=session_id, terminal_id=terminal_id)
+        await self._say(session_id, f"killed: exit {ended.exit_code} signal {ended.signal}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_termbg(self, session_id: str, rest: str) -> PromptResponse:
+        terminal_id, family = await self._start_family(session_id, "exit 7")
+        await self._say(session_id, f"{family}. ")
+        ended = await self.client.wait_for_terminal_exit(
+            session_id=session_id, terminal_id=terminal_id
+        )
+        await self.client.release_terminal(session_id=session_id, terminal_id=terminal_id)
+        await self._say(session_id, f"exit {ended.exit_code}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_termhang(self, session_id: str, rest: str) -> PromptResponse:
+        terminal_id, family = await self._start_family(session_id, "wait")
+        await self._say(session_id, f"{family}. ")
+        await self.client.wait_for_terminal_exit(session_id=session_id, terminal_id=terminal_id)
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_termreleased(self, session_id: str, rest: str) -> PromptResponse:
+        made = await self.client.create_terminal(session_id=session_id, command="true")
+        await self.client.release_terminal(session_id=session_id, terminal_id=made.terminal_id)
+        try:
+            await self.client.terminal_output(session_id=session_id, terminal_id=made.terminal_id)
+        except RequestError as error:
+            await self._say(session_id, f"output error {error.code}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_asked(self, session_id: str, rest: str) -> PromptResponse:
+        raw_input = {"command": rest}
+        await self.client.session_update(
+            session_id,
+            start_tool_call("t3", rest, kind="execute", status="pending", raw_input=raw_input),
+        )
+        answer = await self.client.request_permission(
+            session_id=session_id,
+            tool_call=ToolCallUpdate(tool_call_id="t3", title=rest, kind="execute"),
+            options=OPTIONS,
+        )
+        outcome = answer.outcome
+        if outcome.outcome != "selected" or outcome.option_id not in ("yes", "yes-all"):
+            await self._say(session_id, "not allowed")
+            return PromptResponse(stop_reason="end_turn")
+        summary = await self._run(session_id, "t3", command=rest)
+        await self.client.session_update(session_id, update_tool_call("t3", status="completed"))
+        await self._say(session_id, summary)
         return PromptResponse(stop_reason="end_turn")
 
     async def _do_mode(self, session_id: str, rest: str) -> PromptResponse:
