@@ -517,6 +517,10 @@ class AgentSandbox:
             "DISABLE_TELEMETRY": "1",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_ERROR_REPORTING": "1",
+            # Claude Code defers MCP tools (the adapter's `mcp__acp__Bash`, which
+            # runs through corral's terminal) behind ToolSearch; the stateless
+            # mock model cannot search, so every tool is offered up front.
+            "ENABLE_TOOL_SEARCH": "false",
         }
         if acp and hasattr(os, "geteuid") and os.geteuid() == 0:
             env["IS_SANDBOX"] = "1"  # else the adapter's session/new fails as root

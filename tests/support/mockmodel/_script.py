@@ -42,6 +42,7 @@ __all__ = [
 SLOW_DEFAULT_DELTAS = 30
 SHELL_TOOLS = (
     "Bash",
+    "mcp__acp__Bash",  # the Claude ACP adapter's Bash when the client serves terminals
     "shell_command",
     "shell",
     "exec_command",

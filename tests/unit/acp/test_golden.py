@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from corral.actors.engine import Engine
 from corral.pipeline.driver import DriverEvent, Emitted, Handshake, RequestAsked, TurnBegan
@@ -141,3 +142,31 @@ def test_trailing_garbage_is_one_warning_and_nothing_else(name: str) -> None:
     last = events[-1]
     assert isinstance(last, Emitted) and isinstance(last.kind, Diagnostic)
     assert last.extensions["corral/decode_error"] == "not_json"
+
+
+def wire_lines(name: str) -> list[dict[str, object]]:
+    return [orjson.loads(line) for line in load(name).splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("case", "command"), [("allowed", "touch made.txt"), ("auto", "touch auto.txt")]
+)
+def test_the_claude_adapter_runs_its_command_in_a_terminal_corral_serves(
+    case: str, command: str
+) -> None:
+    """corral offers `terminal`; the adapter then runs Bash through it, asking once."""
+    lines = wire_lines(f"claude-acp-{case}")
+    initialize = lines[0]["out"]
+    assert initialize["method"] == "initialize"  # type: ignore[index]
+    assert initialize["params"]["clientCapabilities"]["terminal"] is True  # type: ignore[index]
+    creates = [
+        line["in"]
+        for line in lines
+        if isinstance(line.get("in"), dict) and line["in"].get("method") == "terminal/create"  # type: ignore[union-attr]
+    ]
+    assert [create["params"]["command"] for create in creates] == [command]  # type: ignore[index]
+    replies = [line["out"] for line in lines if isinstance(line.get("out"), dict)]
+    rpc_id = creates[0]["id"]  # type: ignore[index]
+    assert any(r.get("id") == rpc_id and "terminalId" in r.get("result", {}) for r in replies)  # type: ignore[union-attr, operator]
+    asked = [e for e in replay(load(f"claude-acp-{case}")) if isinstance(e, RequestAsked)]
+    assert len(asked) == 1  # the permission for the tool grants the terminal: not asked twice
