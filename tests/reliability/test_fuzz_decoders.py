@@ -12,11 +12,13 @@ import contextlib
 from typing import Any
 
 from corral.pipeline.decoding import JsonLinesDecoder
-from corral.pipeline.driver import DriverEvent, Emitted, RequestAsked
+from corral.pipeline.driver import DriverEvent, Emitted, PromptSent, RequestAsked
 from corral.pipeline.events import ShapeError
 from corral.sources.acp._translate import Translator
 from corral.sources.appserver._normalize import AppServerNormalizer
 from corral.sources.claude._protocol import ClaudeProtocol
+from corral.sources.codex import AppServerNormalizer as CodexNormalizer
+from corral.sources.codex import EventMsgNormalizer, RolloutReader
 from corral.sources.copilot._normalize import CopilotNormalizer
 from corral.sources.mock._wire import decode_event
 from hypothesis import HealthCheck, given, settings
@@ -228,3 +230,62 @@ def test_appserver_notifications(messages: list[tuple[str, Any]]) -> None:
 def test_mock_wire_events_decode_or_refuse_with_a_shape_error(frame: Any) -> None:
     with contextlib.suppress(ShapeError):
         valid([decode_event(frame)])
+
+
+CODEX_METHODS = [
+    "thread/started",
+    "turn/started",
+    "turn/completed",
+    "turn/plan/updated",
+    "item/started",
+    "item/completed",
+    "item/agentMessage/delta",
+    "item/reasoning/textDelta",
+    "item/reasoning/summaryTextDelta",
+    "item/commandExecution/outputDelta",
+    "item/fileChange/outputDelta",
+    "thread/tokenUsage/updated",
+    "account/rateLimits/updated",
+    "serverRequest/resolved",
+    "error",
+    "warning",
+]
+CODEX_REQUESTS = [
+    "item/commandExecution/requestApproval",
+    "item/fileChange/requestApproval",
+    "item/tool/requestUserInput",
+    "mcpServer/elicitation/request",
+]
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.sampled_from(CODEX_METHODS + CODEX_REQUESTS), json_values),
+        max_size=6,
+    )
+)
+def test_codex_appserver_messages(messages: list[tuple[bool, str, Any]]) -> None:
+    normalizer = CodexNormalizer(wall_clock_ns=lambda: 0)
+    for n, (as_request, method, params) in enumerate(messages):
+        if as_request:
+            events, _reply = normalizer.server_request(n, method, params)
+            valid(events)
+        else:
+            valid(normalizer.notification(method, params))
+
+
+@FUZZ
+@given(st.lists(shaped(sorted(EventMsgNormalizer().handled_types)) | json_values, max_size=6))
+def test_codex_eventmsgs(payloads: list[Any]) -> None:
+    normalizer = EventMsgNormalizer()
+    for payload in payloads:
+        valid(normalizer.feed(payload))
+
+
+@FUZZ
+@given(st.binary(max_size=400))
+def test_codex_rollout_bytes(data: bytes) -> None:
+    reader = RolloutReader()
+    items = reader.feed(data) + reader.end()
+    valid([item for item in items if not isinstance(item, PromptSent)])
