@@ -10,7 +10,11 @@ frame the protocol has no handler for). What flows out: DriverEvents, or
   changed by itself is a configuration change; a failed compaction is a
   Warning;
 - `compact_boundary`: `ContextCompacted`, and the context now holds
-  `post_tokens`;
+  `post_tokens`. The issue named `status: compacting` for this, but that
+  frame only says a compaction started: it may still fail (a `status` with
+  `compact_result: failed` follows), and the real CLI sends the boundary,
+  with the new size, once the context really was replaced. So the boundary
+  is the event, and `compacting` stays silent;
 - `permission_denied` (a rule or mode refused a tool without asking),
   `api_retry`, `api_error`: Warnings; `local_command_output`,
   `notification`, `informational`: Info;

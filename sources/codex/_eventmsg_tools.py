@@ -38,6 +38,7 @@ from ...pipeline.events import (
     PermissionChoice,
     QueryInput,
     RawTool,
+    ShapeError,
     ToolKind,
     ToolOutputDelta,
     ToolStatus,
@@ -66,12 +67,19 @@ _STATUS = {
 }
 
 
-def decode_chunk(chunk: str) -> str:
-    """An output chunk: base64 of raw bytes on the wire; plain text is kept as is."""
+def decode_chunk(chunk: str, path: str = "chunk") -> str:
+    """An output chunk's text. Raises ShapeError when it is not base64.
+
+    The seed schema's `chunk` is the stream's "raw bytes (may not be valid
+    UTF-8)" in a JSON string; Codex writes them base64 (serde_with's
+    `Base64` on a `Vec<u8>`). So every chunk is decoded: plain output such
+    as "abcd" reaches us as "YWJjZA==", and a string that happens to be
+    valid base64 is never mistaken for text, nor the other way round.
+    """
     try:
         raw = base64.b64decode(chunk, validate=True)
     except (binascii.Error, ValueError):
-        return chunk
+        raise ShapeError(path, "not base64") from None
     return raw.decode("utf-8", errors="replace")
 
 
@@ -153,7 +161,7 @@ class ToolBook:
 
     def exec_output(self, payload: Fields) -> list[DriverEvent]:
         call_id = payload.string("call_id")
-        text = decode_chunk(payload.string("chunk"))
+        text = decode_chunk(payload.string("chunk"), f"{payload.path}.chunk")
         kept = self._outputs.get(call_id, "")
         self._outputs[call_id] = (kept + text)[:_MAX_OUTPUT]
         return [Emitted(kind=ToolOutputDelta(tool_id=call_id, text=text))]

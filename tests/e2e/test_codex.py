@@ -11,8 +11,10 @@ installed.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,6 +58,9 @@ from tests.support.schema import check_line
 pytestmark = pytest.mark.e2e
 
 TIMEOUT = 120.0
+LATE_TURN_STARTED = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "late_turn_started.py"
+)
 T = TypeVar("T")
 
 
@@ -266,15 +271,66 @@ async def test_steer_joins_the_running_turn(corral: CodexRuntime, sandbox: Agent
     assert len(watch.kinds(TurnStarted)) == 1
 
 
-async def test_an_early_steer_waits_for_the_turn(
-    corral: CodexRuntime, sandbox: AgentSandbox
-) -> None:
-    session, watch = await corral.open()
-    await session.prompt("CORRAL_SLOW:4")
-    delivery = await session.prompt("CORRAL_ECHO early")  # before Codex named the turn
-    assert isinstance(delivery.kind, Steered)
-    await watch.turn_end()
+class WireOrder:
+    """A telemetry observer: the JSON-RPC methods on the wire, in the order corral saw them.
+
+    The test adds its own marks to the same list, so "before" and "after"
+    are read from one sequence.
+    """
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def wire_line(self, session_id: str, direction: str, line: bytes) -> None:
+        method = json.loads(line).get("method")
+        if isinstance(method, str):
+            self.seen.append((direction, method))
+
+    def mark(self, what: str) -> None:
+        self.seen.append(("test", what))
+
+    def index(self, entry: tuple[str, str]) -> int:
+        return self.seen.index(entry)
+
+    def process_started(self, agent: str) -> None: ...
+
+    def process_exited(self, agent: str, status: str) -> None: ...
+
+    def process_restarted(self, agent: str) -> None: ...
+
+    def decode_error(self, agent: str, kind: str) -> None: ...
+
+    def unknown_frame(self, agent: str) -> None: ...
+
+
+async def test_an_early_steer_waits_for_the_turn(codex: Path, sandbox: AgentSandbox) -> None:
+    # Codex behind a wrapper that holds `turn/started` back 1 s, so the second
+    # prompt surely comes before it (the recorded wire proves it did), while
+    # the slow answer (8 s) keeps the turn open once it started. corral holds
+    # the steer until the turn began, then steers (not queues) it.
+    wrapper = sandbox.root / "codex-late-turn-started"
+    wrapper.write_text(
+        "#!/bin/sh\nCORRAL_TEST_TURN_STARTED_DELAY=1 "
+        f'exec "{sys.executable}" "{LATE_TURN_STARTED}" "{codex}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    wire = WireOrder()
+    environ = {**sandbox.env("codex"), "CORRAL_CODEX_BIN": str(wrapper)}
+    async with Runtime(catalog=Catalog([catalog_entry()]), environ=environ) as runtime:
+        runtime.telemetry.add(wire)
+        holder = CodexRuntime(runtime, sandbox)
+        session, watch = await holder.open()
+        await session.prompt("CORRAL_SLOW:16")
+        wire.mark("steer")
+        delivery = await bounded(session.prompt("CORRAL_ECHO early"))
+        assert isinstance(delivery.kind, Steered)
+        await watch.turn_end()
+        await holder.finish()
     assert "You said: CORRAL_ECHO early" in watch.text()
+    started = wire.index(("in", "turn/started"))
+    assert wire.index(("test", "steer")) < started  # the steer was early...
+    assert wire.index(("out", "turn/steer")) > started  # ...and waited for the turn
+    assert len(watch.kinds(TurnStarted)) == 1
 
 
 async def test_resume_continues_the_thread(
@@ -291,6 +347,23 @@ async def test_resume_continues_the_thread(
     assert (await again.turn_end()).stop == Completed()
     assert again.text() == "You said: CORRAL_ECHO again"
     assert "remember me" in str(mock.model_requests()[-1].body)  # the old turn was sent along
+
+
+async def test_fork_remembers_the_thread_under_a_new_id(
+    corral: CodexRuntime, sandbox: AgentSandbox, mock: MockModelServer
+) -> None:
+    first, watch = await corral.open()
+    await first.prompt("CORRAL_ECHO remember me")
+    await watch.turn_end()
+    token = first.info().resume_token
+    assert token
+    forked, branch = await corral.open(fork=token)
+    fork_token = forked.info().resume_token
+    assert fork_token and fork_token != token
+    await forked.prompt("CORRAL_ECHO again")
+    assert (await branch.turn_end()).stop == Completed()
+    assert branch.text() == "You said: CORRAL_ECHO again"
+    assert "remember me" in str(mock.model_requests()[-1].body)  # the first turn came along
 
 
 async def test_question_is_answered(corral: CodexRuntime, sandbox: AgentSandbox) -> None:

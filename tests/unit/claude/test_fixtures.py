@@ -11,7 +11,9 @@ fails `test_every_fixture_has_a_scenario_test`.
 from __future__ import annotations
 
 import json
+import uuid
 
+import orjson
 import pytest
 from corral.pipeline.driver import (
     ConfigApplied,
@@ -20,6 +22,7 @@ from corral.pipeline.driver import (
     Emitted,
     InfoChanged,
     RequestAsked,
+    StartTurn,
     TurnBegan,
     TurnFinished,
     WireFailed,
@@ -41,6 +44,7 @@ from corral.pipeline.events import (
     ToolStatus,
     ToolUpdated,
 )
+from corral.sources.claude import ClaudeProtocol
 
 from tests.unit.claude.support import check_produced, fixture_names, load, replay
 
@@ -58,6 +62,8 @@ SCENARIOS = {
     "compact",
     "auth_failure",
 }
+STOPS = {"Completed", "Cancelled", "Failed", "Refused"}
+RESULT = {"type": "result", "subtype": "success", "is_error": False}
 
 
 def kinds(produced: list[DriverEvent]) -> list[object]:
@@ -136,8 +142,9 @@ def test_recorded_wire_has_no_unknown_frames(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(SCENARIOS - {"auth_failure"}))
 def test_every_turn_begins_once_and_ends_once(name: str) -> None:
     marks = turn_marks(replay(name).produced)
-    assert marks[::2] == ["began"] * (len(marks) // 2)
     assert len(marks) % 2 == 0
+    assert marks[::2] == ["began"] * (len(marks) // 2)
+    assert all(stop in STOPS for stop in marks[1::2])
 
 
 # ---- one scenario each -------------------------------------------------------------
@@ -161,13 +168,19 @@ def test_the_launch_session_id_is_the_token_so_init_changes_nothing() -> None:
     assert not any(isinstance(e, InfoChanged) for e in replay("plain").produced)
 
 
-def test_plain_answer_is_prompted_with_a_fresh_uuid() -> None:
-    prompt = next(w for w in written("plain") if w["type"] == "user")
-    assert prompt["message"] == {
-        "role": "user",
-        "content": [{"type": "text", "text": "CORRAL_ECHO hi"}],
-    }
-    assert isinstance(prompt["uuid"], str) and len(prompt["uuid"]) == 36
+def test_every_prompt_is_sent_with_a_fresh_uuid() -> None:
+    recorded = next(w for w in written("plain") if w["type"] == "user")
+    protocol = ClaudeProtocol()  # the real uuid source, not the recording's
+    protocol.initialized = {}
+    prompts = []
+    for turn in ("t1", "t2"):
+        line, _ = protocol.send(StartTurn(turn_id=turn, prompt_id=turn, text="CORRAL_ECHO hi"))
+        prompt = json.loads(line)
+        assert prompt["message"] == recorded["message"]
+        prompts.append(prompt["uuid"])
+        protocol.feed(orjson.dumps(RESULT | {"user_message_uuids": [prompt["uuid"]]}) + b"\n")
+    assert all(uuid.UUID(u).version == 4 for u in prompts)
+    assert len({*prompts, recorded["uuid"]}) == 3
 
 
 def test_allowed_permission_shows_the_tool_then_asks_then_completes_it() -> None:

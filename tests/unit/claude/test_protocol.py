@@ -397,6 +397,28 @@ def test_interrupt_that_leaves_the_prompt_queued_withdraws_it() -> None:
     assert produced == [TurnBegan(), TurnFinished(stop=Cancelled())]
 
 
+def test_interrupt_listing_the_prompt_as_cancelled_ends_its_turn() -> None:
+    # No command_lifecycle frame ends this turn: the interrupt's answer alone does.
+    protocol = ClaudeProtocol(new_id=lambda: TURN)
+    protocol.initialized = {}
+    protocol.send(StartTurn(turn_id="t1", prompt_id="p1", text="hi"))
+    interrupt, _ = protocol.send(Interrupt("t1"))
+    request_id = json.loads(interrupt)["request_id"]
+    produced = take(
+        protocol,
+        {
+            "type": "control_response",
+            "response": {
+                "subtype": "success",
+                "request_id": request_id,
+                "response": {"cancelled": [TURN]},
+            },
+        },
+    )
+    assert produced == [TurnBegan(), TurnFinished(stop=Cancelled())]
+    assert protocol.data_to_send() == b""
+
+
 def test_a_second_interrupt_of_the_same_turn_writes_nothing() -> None:
     protocol = started()
     first, _ = protocol.send(Interrupt("t1"))

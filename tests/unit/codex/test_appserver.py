@@ -20,6 +20,7 @@ from corral.pipeline.events import (
     Diagnostic,
     DiagnosticLevel,
     Failed,
+    Mcp,
     MessageEnded,
     PlanStatus,
     PlanUpdated,
@@ -265,10 +266,27 @@ def test_mcp_and_web_search_items() -> None:
     assert isinstance(called, Emitted) and isinstance(called.kind, ToolUpdated)
     assert isinstance(searched, Emitted) and isinstance(searched.kind, ToolUpdated)
     assert called.kind.tool.output == "found" and called.kind.tool.title == "docs.find"
+    assert called.kind.tool.kind == Mcp(server="docs", tool="find")
     assert (searched.kind.tool.kind, searched.kind.tool.status) == (
         ToolKind.SEARCH,
         ToolStatus.COMPLETED,
     )
+
+
+def test_file_change_output_is_tool_output_of_the_edit() -> None:
+    normalizer = _normalizer()
+    add = [{"path": "/w/new.txt", "kind": {"type": "add"}, "diff": "hello\n"}]
+    normalizer.notification(*_item("fileChange", id="f1", status="inProgress", changes=add))
+    delta = {"threadId": THREAD, "turnId": "turn-1", "itemId": "f1", "delta": "Success.\n"}
+    assert _kinds(normalizer.notification("item/fileChange/outputDelta", delta)) == [
+        ToolOutputDelta(tool_id="f1", text="Success.\n")
+    ]
+    (ended,) = normalizer.notification(
+        *_item("fileChange", "item/completed", id="f1", status="completed", changes=add)
+    )
+    assert isinstance(ended, Emitted) and isinstance(ended.kind, ToolUpdated)
+    assert ended.kind.tool.kind is ToolKind.EDIT
+    assert ended.kind.tool.output == "Success.\n"
 
 
 def test_compaction_item_and_the_legacy_notification_give_one_event() -> None:

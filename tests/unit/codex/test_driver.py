@@ -53,6 +53,8 @@ from corral.pipeline.events import (
 from corral.pipeline.telemetry import NULL_TELEMETRY
 from corral.sources.codex import CodexDriver
 
+from tests.unit.codex.protocol import check_params
+
 FAKE = Path(__file__).resolve().parents[2] / "fixtures" / "codex" / "fake_app_server.py"
 TIMEOUT = 30.0
 
@@ -175,6 +177,19 @@ async def test_handshake_reports_version_options_and_thread(tmp_path: Path) -> N
             "model/list",
             "thread/start",
         ]
+
+
+async def test_initialize_names_corral_and_opts_into_the_experimental_api(
+    tmp_path: Path,
+) -> None:
+    async with _session(tmp_path) as codex:
+        initialize = next(m for m in codex.sent() if m.get("method") == "initialize")
+    check_params("InitializeParams", initialize["params"])
+    assert initialize["params"] == {
+        "clientInfo": {"name": "corral", "title": "corral", "version": "0.1.0"},
+        # thread/settings/update (live model and effort) is experimental
+        "capabilities": {"experimentalApi": True},
+    }
 
 
 async def test_a_turn_begins_and_finishes(tmp_path: Path) -> None:

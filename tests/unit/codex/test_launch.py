@@ -21,6 +21,7 @@ from corral.sources.codex._home import ensure_home, make_private_home, remove_ho
 from corral.sources.codex._launch import launch_options, thread_request, turn_input
 
 from tests.support.schema import check
+from tests.unit.codex.protocol import check_params
 
 
 def _spec(**fields: object) -> LaunchSpec:
@@ -63,6 +64,23 @@ def test_resume_and_fork_name_the_thread() -> None:
     assert (method, params["threadId"], params["model"]) == ("thread/resume", "th-1", "gpt-5.5")
     method, params = thread_request(_spec(fork="th-1", fork_at="turn-3"), options)
     assert (method, params["threadId"], params["lastTurnId"]) == ("thread/fork", "th-1", "turn-3")
+
+
+def test_fork_params_are_codex_thread_fork_params() -> None:
+    options = launch_options((("model", "gpt-5.5"), ("effort", "high")))
+    method, params = thread_request(_spec(fork="th-1", fork_at="turn-3"), options)
+    assert method == "thread/fork"
+    check_params("ThreadForkParams", params)
+    assert params == {
+        "threadId": "th-1",
+        "lastTurnId": "turn-3",  # inclusive: the fork keeps turn-3
+        "excludeTurns": True,
+        "cwd": "/work",
+        "approvalPolicy": "untrusted",
+        "sandbox": "workspace-write",
+        "model": "gpt-5.5",
+        "config": {"model_reasoning_effort": "high"},
+    }
 
 
 def test_mcp_servers_become_codex_config() -> None:

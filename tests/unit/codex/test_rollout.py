@@ -174,10 +174,19 @@ def test_an_event_msg_of_the_wrong_shape_is_a_warning() -> None:
     assert isinstance(event, Emitted) and event.extensions["corral/decode_error"] == "bad_shape"
 
 
-def test_output_chunks_are_base64_and_plain_text_survives() -> None:
+def test_output_chunks_are_always_base64_bytes() -> None:
     assert decode_chunk("aGkK") == "hi\n"
-    assert decode_chunk("not base64!") == "not base64!"
+    assert decode_chunk("YWJjZA==") == "abcd"  # a command printing "abcd"
+    # "abcd" on the wire is base64 too: the bytes 69 b7 1d, never the text "abcd".
+    assert decode_chunk("abcd") == "i\ufffd\x1d"
     assert decode_chunk("/w==") == "\ufffd"
+
+
+def test_an_output_chunk_that_is_not_base64_is_a_bad_shape() -> None:
+    delta = {"type": "exec_command_output_delta", "call_id": "c1", "stream": "stdout"}
+    (event,) = EventMsgNormalizer().feed({**delta, "chunk": "not base64!"})
+    assert isinstance(event, Emitted) and event.extensions["corral/decode_error"] == "bad_shape"
+    assert isinstance(event.kind, Diagnostic) and "chunk: not base64" in event.kind.message
 
 
 def test_item_events_silence_the_legacy_copies() -> None:
