@@ -151,26 +151,34 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from ..sinks.transcript import Archive
     from .demo import run_demo
 
     address = None if args.no_metrics else _metrics_address(args.metrics)
     transcripts = _transcripts(args)
+    created = 0
 
     async def main() -> int:
+        nonlocal created
         metrics, server = await _start_metrics(address, fallback=args.metrics == DEMO_METRICS)
+        # The demo's own archive, so it can say afterwards whether anything was kept.
+        archive = None if transcripts is None else Archive(transcripts, metrics=metrics)
         try:
             return await run_demo(
                 speed=args.speed,
                 color=not args.no_color,
                 metrics=metrics,
-                transcripts=transcripts or False,
+                transcripts=archive if archive is not None else False,
             )
         finally:
+            if archive is not None:
+                await asyncio.to_thread(archive.close)  # pending writes land
+                created = archive.created
             if server is not None:
                 await server.aclose()
 
     status = run_async(main)
-    if transcripts is not None:
+    if transcripts is not None and created:
         print(
             f"corral: transcripts in {transcripts.dir} (see `corral transcripts list`)",
             file=sys.stderr,

@@ -25,7 +25,7 @@ from ..pipeline.events import (
     TurnEnded,
 )
 from ..sinks.metrics import Metrics
-from ..sinks.transcript import TranscriptSettings
+from ..sinks.transcript import Archive, TranscriptSettings
 from ..sources.catalog import Catalog
 from ..sources.mock import parse_script
 from ._agents import mock_entry
@@ -93,7 +93,7 @@ async def run_demo(
     color: bool = True,
     out: TextIO | None = None,
     metrics: Metrics | None = None,
-    transcripts: TranscriptSettings | bool = True,
+    transcripts: TranscriptSettings | Archive | bool = True,
 ) -> int:
     """Run the demo; every session is archived as `Runtime(transcripts=...)` says."""
     stream = out if out is not None else sys.stdout

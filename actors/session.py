@@ -17,6 +17,10 @@ event path; their events join the outbox, which the loop flushes in order.
 Lifecycle: `run` returns after the session ended (closed by the app, the
 agent died, or the wire failed) and every sink has seen `Closed`.
 
+Each prompt the engine accepts also goes to the sinks as a `Prompted`
+record (its text, for the transcript), just before the events it caused;
+the line sink leaves it out, so the app sees the same events as before.
+
 A sink that cannot keep the records (the transcript on a full disk) tells
 the actor through `sink_failed`; the app hears it as an Error `Diagnostic`
 (extension `corral/sink_failed`) and the session goes on. Before its last
@@ -47,7 +51,7 @@ from ..pipeline.events import (
     SessionInfo,
     SessionStatus,
 )
-from ..pipeline.records import Closed, Opened, SessionFailed, SinkItem
+from ..pipeline.records import Closed, Opened, Prompted, SessionFailed, SinkItem
 from ..pipeline.stages import FanOut, Sink
 from .engine import Engine, Pending
 
@@ -319,8 +323,30 @@ class SessionActor:
         return await self._settle(action())
 
     async def prompt(self, text: str, attachments: tuple[str, ...] = ()) -> Delivery:
-        result: Delivery = await self._call(lambda: self.engine.prompt(text, attachments))
+        result: Delivery = await self._call(lambda: self._prompt(text, attachments))
         return result
+
+    def _prompt(self, text: str, attachments: tuple[str, ...]) -> Delivery | Pending:
+        """The engine takes the prompt; its text goes to the sinks before what it caused.
+
+        `Prompted` is a record, not an event: the transcript keeps it, the
+        line protocol does not carry it (the app sent the text).
+        """
+        engine = self.engine
+        before = len(engine.outbox)  # nothing flushes the outbox until this returns
+        outcome = engine.prompt(text, attachments)  # raises when the session refuses it
+        prompt_id = (
+            outcome.prompt_id if isinstance(outcome, Delivery) else f"p{engine.prompts_made}"
+        )
+        prompted = Prompted(
+            session_id=self.session_id,
+            prompt_id=prompt_id,
+            text=text,
+            attachments=attachments,
+            at=engine.now_wall(),
+        )
+        engine.outbox.insert(before, prompted)
+        return outcome
 
     async def dequeue(self, prompt_id: str) -> None:
         await self._call(lambda: self.engine.dequeue(prompt_id))

@@ -1,11 +1,13 @@
 """What flows from a session's engine to its sinks.
 
 Sinks see one ordered stream per session: `Opened` first, then `Event`s
-(gapless `sequence`) interleaved with `Decision` records, then at most one
-`SessionFailed`, then exactly one `Closed`. The line sink writes events,
-the session error and the `closed` line; the transcript keeps everything;
-metrics count everything. Decisions carry no sequence number: they are not
-events of the line protocol, so recording one never makes a gap.
+(gapless `sequence`) interleaved with `Prompted` and `Decision` records,
+then at most one `SessionFailed`, then exactly one `Closed`. The line sink
+writes events, the session error and the `closed` line; the transcript
+keeps everything; metrics count what they know. Prompts and decisions carry
+no sequence number: they are not events of the line protocol (the app sent
+the prompt, and hears about it as `TurnStarted` or a queue position), so
+recording one never makes a gap and the app never sees one.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import attrs
 from .errors import CorralError
 from .events import Event, SessionInfo, SystemTime
 
-__all__ = ["Closed", "Decision", "Opened", "SessionFailed", "SinkItem"]
+__all__ = ["Closed", "Decision", "Opened", "Prompted", "SessionFailed", "SinkItem"]
 
 
 @attrs.frozen(kw_only=True)
@@ -23,6 +25,21 @@ class Opened:
     info: SessionInfo
     at: SystemTime
     dir: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Prompted:
+    """The text of a prompt the session accepted, in the order it was sent.
+
+    `prompt_id` is the engine's (`p1`, `p2`, ...), the one `TurnStarted`'s
+    origin names.
+    """
+
+    session_id: str
+    prompt_id: str
+    text: str
+    at: SystemTime
+    attachments: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -71,4 +88,4 @@ class Closed:
     turns: int = 0
 
 
-SinkItem = Opened | Event | Decision | SessionFailed | Closed
+SinkItem = Opened | Event | Prompted | Decision | SessionFailed | Closed

@@ -98,6 +98,7 @@ class Archive:
             WireRecorder(redactor=self._writer_settings.redactor) if settings.record_wire else None
         )
         self.sinks: dict[str, TranscriptSink] = {}  # live sessions, by session id
+        self.created = 0  # transcripts of ended sessions that were created (kept, maybe partly)
 
     @property
     def observers(self) -> list[Observer]:
@@ -125,7 +126,9 @@ class Archive:
         return sink
 
     def _ended(self, session_id: str) -> None:
-        self.sinks.pop(session_id, None)
+        sink = self.sinks.pop(session_id, None)
+        if sink is not None and sink.writer.created:
+            self.created += 1
         if self.wire is not None:
             self.wire.release(session_id)
 

@@ -99,6 +99,8 @@ def _open_index(args: argparse.Namespace) -> TranscriptIndex:
     update = index.update()
     for transcript_id in update.repaired:
         print(f"corral: repaired {transcript_id} (it was left unfinished)", file=sys.stderr)
+    for problem in update.problems:  # damage and failed repairs: reported, never hidden
+        print(f"corral: {problem}", file=sys.stderr)
     return index
 
 

@@ -28,8 +28,7 @@ import attrs
 
 from ...pipeline.errors import CorralError
 from ...pipeline.events import Event, ShapeError, SystemTime
-from ...pipeline.records import Closed, Decision, Opened, SessionFailed
-from ...sources.replay import Prompted
+from ...pipeline.records import Closed, Decision, Opened, Prompted, SessionFailed
 
 __all__ = [
     "FORMAT_VERSION",
@@ -100,7 +99,11 @@ def _decision(decision: Decision) -> Json:
 
 
 def encode_item(item: Event | Decision | SessionFailed | Prompted) -> Json:
-    """The record of one sink item (not `Opened`/`Closed`: header and footer)."""
+    """The record of one sink item (not `Opened`/`Closed`: header and footer).
+
+    A live session's prompts and an imported one's are the same `Prompted`
+    record (the replay runner emits it too).
+    """
     match item:
         case Event():
             return {"event": item.to_wire()}

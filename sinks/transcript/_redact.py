@@ -15,7 +15,10 @@ What counts as a secret:
 - values of environment variables named like secrets (`FOO_API_KEY=...`,
   `export GITHUB_TOKEN="..."`, `"AWS_SECRET_ACCESS_KEY": "..."`), and string
   values under JSON keys named like secrets (`"api_key"`, `"password"`,
-  `"Authorization"`, or an upper-case env-style name).
+  `"Authorization"`, or an env-style name in any case: `"github_token"`);
+- lower-case credential-file assignments (`aws_secret_access_key = ...`
+  in `~/.aws/credentials`, `openai_api_key = ...`); only `=` and only a
+  few endings, since lower case is also code.
 
 Keys are never changed, only values; numbers and booleans are left alone
 (`"used_tokens": 12` is not a secret). Pure functions; safe in any thread.
@@ -36,6 +39,12 @@ _ENV_NAME = (
     r"[A-Z][A-Z0-9_]*"
     r"(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|AUTH_KEY)"
     r"[A-Z0-9_]*"
+)
+# Lower-case names only in `name = value` form (`~/.aws/credentials`, .ini, TOML) and only
+# with these endings: lower case is also code, where `input_tokens: int` is no secret.
+_LOWER_NAME = (
+    r"[a-z][a-z0-9_]*_"
+    r"(?:secret_access_key|secret_key|session_token|access_token|auth_token|api_key|client_secret)"
 )
 PATTERNS: dict[str, str] = {
     "private_key": (
@@ -61,7 +70,8 @@ PATTERNS: dict[str, str] = {
     "bearer_token": r"(?P<keep>\b[Bb]earer\s+)[A-Za-z0-9._~+/\-]{16,}=*",
     "api_key_header": r"(?P<keep>\b(?i:x-api-key|x-goog-api-key|api-key)\s*:\s*)[^\s\"',;]{8,}",
     "secret_env": (
-        rf"(?P<keep>(?<![A-Za-z0-9_])(?:export\s+)?[\"']?{_ENV_NAME}[\"']?\s*(?:=|:)\s*)"
+        rf"(?P<keep>(?<![A-Za-z0-9_])(?:(?:export\s+)?[\"']?{_ENV_NAME}[\"']?\s*(?:=|:)"
+        rf"|{_LOWER_NAME}[ \t]*=)\s*)"
         r"(?:\"[^\"\n]+\"|'[^'\n]+'|(?![\"'$])[^\s\"',;}]+)"
     ),
 }
@@ -74,6 +84,10 @@ PATTERNS: dict[str, str] = {
 _ENV_HINTS = (
     "SECRET", "TOKEN", "PASSW", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL",
     "AUTH_KEY",
+)  # fmt: skip
+_LOWER_ENV_HINTS = (
+    "secret_access_key", "secret_key", "session_token", "access_token", "auth_token", "api_key",
+    "client_secret",
 )  # fmt: skip
 _PATTERN_HINTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "private_key": (("PRIVATE KEY",), ()),
@@ -92,7 +106,7 @@ _PATTERN_HINTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "authorization_header": ((), ("authorization",)),
     "bearer_token": ((), ("bearer",)),
     "api_key_header": ((), ("api-key",)),
-    "secret_env": (_ENV_HINTS, ()),
+    "secret_env": (_ENV_HINTS, _LOWER_ENV_HINTS),
 }
 _HINTS = tuple(dict.fromkeys(hint for exact, _ in _PATTERN_HINTS.values() for hint in exact))
 _LOWER_HINTS = tuple(dict.fromkeys(hint for _, lower in _PATTERN_HINTS.values() for hint in lower))
@@ -167,7 +181,7 @@ def might_need_redaction(encoded: bytes) -> bool:
 
 
 _COMPILED = [(name, re.compile(regex)) for name, regex in PATTERNS.items()]
-_ENV_KEY = re.compile(rf"{_ENV_NAME}\Z")
+_ENV_KEY = re.compile(rf"{_ENV_NAME}\Z", re.IGNORECASE)  # a JSON key is not code: any case
 
 
 def _mask(name: str) -> str:
@@ -246,8 +260,18 @@ def _is_clean(text: str) -> bool:
     )
 
 
+# Named like secrets, and none: the id a session resumes by (a transcript
+# without it cannot be resumed).
+_PLAIN_KEYS = frozenset({"resume_token", "resumetoken"})
+
+
 def _secret_key(key: str) -> bool:
-    return key.lower() in _SECRET_KEYS or bool(_ENV_KEY.match(key))
+    lowered = key.lower()
+    if lowered in _SECRET_KEYS:
+        return True
+    if lowered in _PLAIN_KEYS or lowered.endswith("tokens"):  # `max_tokens`: a count
+        return False
+    return bool(_ENV_KEY.match(key))
 
 
 def _replace(match: re.Match[str], *, name: str, found: Redaction) -> str:

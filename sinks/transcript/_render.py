@@ -4,6 +4,8 @@ All three render the blocks of `_view` (never raw events) and are pure
 functions from a transcript (or summaries) to text. The HTML export is one
 standalone page: inline CSS, no script, no external resource, every piece
 of agent text escaped, so it opens anywhere and shows nothing it should not.
+Every block's text keeps its line breaks (`white-space: pre-wrap`): a prompt
+or an answer of several lines reads as it was written.
 """
 
 from __future__ import annotations
@@ -129,8 +131,8 @@ header { border-bottom: 1px solid #ddd; margin-bottom: 1em; }
 .prompt { background: #e8f1ff; } .assistant { background: #fff; border: 1px solid #e4e4e8; }
 .tool { background: #fff8e6; } .error, .problem { background: #ffecec; }
 .reasoning { color: #555; } .turn { color: #888; font-size: .85em; text-align: center; }
-pre { white-space: pre-wrap; word-wrap: break-word; margin: 0;
-      font: 13px/1.4 ui-monospace, monospace; }
+pre, .block p { white-space: pre-wrap; word-wrap: break-word; margin: 0; }
+pre { font: 13px/1.4 ui-monospace, monospace; }
 """
 
 

@@ -145,6 +145,11 @@ class TranscriptSink:
             report(self.name, message, fields)
 
     def _message(self, error: TranscriptWriteError) -> str:
+        if not self.writer.created:
+            return (
+                f"the transcript of session {self.session_id} could not be created: {error}; "
+                "the session is not kept"
+            )
         last = self.writer.counts.last_sequence
         return (
             f"the transcript of session {self.session_id} stopped: {error}; "

@@ -7,10 +7,8 @@ block per prompt, per assistant message (deltas joined), per tool call
 decided, per diagnostic and error, plus turn boundaries. The terminal
 rendering, the HTML export and the search index all read these blocks.
 
-`summary(transcript)` is the row of `corral transcripts list`.
-Tokens are the sum of `corral/tokens` input + output over the session's
-`ContextUsage` events, and cost the sum of their `cost_usd` (each is taken
-as that turn's usage).
+`summary(transcript)` is the row of `corral transcripts list`; its tokens
+and cost are defined in `_usage.py`, as the footer's are.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ import attrs
 from ...pipeline.events import (
     Cancelled,
     Completed,
-    ContextUsage,
     Diagnostic,
     Event,
     Failed,
@@ -45,6 +42,7 @@ from ...pipeline.events import (
 )
 from ._format import DecisionRecord, ErrorRecord, EventRecord, PromptRecord, RepairRecord
 from ._reader import Transcript
+from ._usage import Usage
 
 __all__ = ["Block", "Summary", "blocks", "summary", "tool_text"]
 
@@ -221,25 +219,17 @@ class Summary:
     source: str
 
 
-def _usage(events: list[Event]) -> tuple[int, float]:
-    tokens, cost, largest = 0, 0.0, 0
+def _usage(events: list[Event]) -> Usage:
+    usage = Usage()
     for event in events:
-        if not isinstance(event.kind, ContextUsage):
-            continue
-        largest = max(largest, event.kind.used_tokens)
-        cost += event.kind.cost_usd or 0.0
-        counted = event.extensions.get("corral/tokens")
-        if isinstance(counted, dict):
-            tokens += sum(
-                v for k, v in counted.items() if k in ("input", "output") and isinstance(v, int)
-            )
-    return (tokens or largest), cost
+        usage.add(event)
+    return usage
 
 
 def summary(transcript: Transcript, *, live: bool) -> Summary:
     header, footer = transcript.header, transcript.footer
     events = transcript.events()
-    tokens, cost = _usage(events)
+    usage = _usage(events)
     title = header.title if header is not None else None
     for event in events:
         if isinstance(event.kind, SessionUpdated) and event.kind.info.title:
@@ -259,8 +249,8 @@ def summary(transcript: Transcript, *, live: bool) -> Summary:
         status=status,
         turns=transcript.turns,
         events=len(events),
-        tokens=tokens,
-        cost_usd=cost,
+        tokens=usage.tokens,
+        cost_usd=usage.cost_usd,
         problems=problems,
         source=str(header.source.get("kind", "live")) if header is not None else "?",
     )

@@ -30,7 +30,6 @@ import attrs
 import orjson
 
 from ...pipeline.events import (
-    ContextUsage,
     Event,
     MessageEnded,
     ReasoningDelta,
@@ -41,8 +40,7 @@ from ...pipeline.events import (
     TurnEnded,
     TurnStarted,
 )
-from ...pipeline.records import Closed, Decision, Opened, SessionFailed, SinkItem
-from ...sources.replay import Prompted
+from ...pipeline.records import Closed, Decision, Opened, Prompted, SessionFailed, SinkItem
 from ._file import (
     FsyncPolicy,
     IoStats,
@@ -56,10 +54,11 @@ from ._format import encode_item, footer_record, header_record
 from ._paths import files_of, part_path
 from ._redact import Redaction, Redactor, might_hold_secret, might_need_redaction
 from ._streams import DeltaRedactor
+from ._usage import Usage
 
 __all__ = ["TranscriptWriter", "WriterSettings"]
 
-TranscriptItem = SinkItem | Prompted
+TranscriptItem = SinkItem
 Json = dict[str, Any]
 
 
@@ -93,13 +92,6 @@ class _Counts:
         return attrs.asdict(self)
 
 
-def _tokens(event: Event) -> int:
-    tokens = event.extensions.get("corral/tokens")
-    if not isinstance(tokens, dict):
-        return 0
-    return sum(v for k, v in tokens.items() if k in ("input", "output") and isinstance(v, int))
-
-
 class TranscriptWriter:
     def __init__(
         self,
@@ -114,7 +106,9 @@ class TranscriptWriter:
         self.transcript_id = transcript_id
         self.settings = settings
         self.counts = _Counts()
+        self._usage = Usage()  # the footer's tokens and cost, as `transcripts list` sees them
         self.failure: TranscriptWriteError | None = None
+        self.created = False  # the file exists, with its header
         self.closed = False
         self._source = source
         self._now = now
@@ -221,9 +215,8 @@ class TranscriptWriter:
                 counts.last_sequence = sequence
                 if isinstance(kind, TurnStarted):
                     counts.turns += 1
-                elif isinstance(kind, ContextUsage):
-                    counts.tokens += _tokens(item)
-                    counts.cost_usd += kind.cost_usd or 0.0
+                self._usage.add(item)
+                counts.tokens, counts.cost_usd = self._usage.tokens, self._usage.cost_usd
             case Decision():
                 counts.decisions += 1
             case Prompted():
@@ -294,6 +287,7 @@ class TranscriptWriter:
         except TranscriptWriteError as error:
             self.failure = error
             raise
+        self.created = True
 
     def _close(self, closed: Closed) -> None:
         if self.closed:

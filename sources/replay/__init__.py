@@ -6,6 +6,7 @@ produced. `detect_format` and `NativeReaders` find which agent wrote a file
 and the reader (`sources/<agent>/read_native_transcript`) that reads it.
 """
 
+from ...pipeline.records import Prompted
 from ._readers import (
     AGENT_FORMATS,
     AgentFormat,
@@ -14,7 +15,6 @@ from ._readers import (
     ReaderUnavailable,
     detect_format,
 )
-from ._records import Prompted
 from ._runner import ReplayedItem, ReplaySession, imported_installation, replay
 
 __all__ = [

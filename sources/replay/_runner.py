@@ -47,12 +47,11 @@ from ...pipeline.events import (
     InstallationSource,
     SystemTime,
 )
-from ...pipeline.records import Closed, Opened, SessionFailed, SinkItem
-from ._records import Prompted
+from ...pipeline.records import Closed, Opened, Prompted, SessionFailed, SinkItem
 
 __all__ = ["ReplaySession", "ReplayedItem", "imported_installation", "replay"]
 
-ReplayedItem = SinkItem | Prompted
+ReplayedItem = SinkItem
 
 
 @attrs.frozen(kw_only=True)

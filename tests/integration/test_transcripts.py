@@ -9,7 +9,9 @@ import argparse
 import asyncio
 import contextlib
 import errno
+import html
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -48,6 +50,7 @@ from corral.sinks.transcript import (
     register_cli,
 )
 from corral.sinks.transcript._cli import replay_lines
+from corral.sinks.transcript._format import PromptRecord
 from corral.sinks.transcript._paths import files_of
 from corral.sources.mock import parse_script
 from corral.sources.replay import ReplaySession, imported_installation, replay
@@ -147,6 +150,27 @@ async def test_a_live_session_is_archived_whole_with_its_decision(tmp_path: Path
         session.events()
     )
     assert session.reports == []
+
+
+async def test_a_live_session_keeps_each_prompt_redacted_and_the_app_sees_no_new_line(
+    tmp_path: Path,
+) -> None:
+    openai = SECRETS["@@OPENAI_KEY@@"]
+    session = Session(tmp_path / "archive", SCRIPT)
+    await session.run(tmp_path, prompt=f"list the walrus files\nwith {openai}")
+    (files,) = find_transcripts(tmp_path / "archive")
+    read = read_transcript(files)
+    (prompt,) = [r for r in read.records if isinstance(r, PromptRecord)]
+    assert prompt.prompt_id == "p1"
+    assert prompt.text == "list the walrus files\nwith [REDACTED:openai_key]"
+    assert openai.encode() not in files.active.read_bytes()
+    assert read.footer is not None and read.footer.count("prompts") == 1
+    assert b"walrus" not in bytes(session.app.data)  # the app's lines are what they were
+    assert [e.to_wire() for e in read.events()] == session.events()
+    with TranscriptIndex(tmp_path / "archive") as index:
+        index.update()
+        (hit,) = index.search("walrus")
+    assert hit.transcript_id == files.transcript_id and hit.role == "prompt"
 
 
 async def test_replaying_a_transcript_through_the_line_writer_gives_the_app_s_lines(
@@ -473,6 +497,42 @@ async def test_a_full_disk_is_a_clear_error_the_session_goes_on_and_the_file_sta
         assert f"valid up to event {len(events)}" in report
 
 
+class FillingDisk:
+    """os.write that takes `room` bytes, then says ENOSPC (the OS boundary, no mount)."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+
+    def __call__(self, fd: int, data: bytes) -> int:
+        if self.room <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written = os.write(fd, data[: self.room])
+        self.room -= written
+        return written
+
+
+async def test_a_disk_that_fills_mid_session_is_a_clear_error_and_the_file_stays_valid(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "archive"
+    writer = WriterSettings(corral_version="test", write=FillingDisk(64 * 1024))
+    session = Session(root, FLOOD, writer=writer)
+    await session.run(tmp_path, answer=False)
+    seen = session.events()
+    assert len([e for e in seen if "Diagnostic" not in e["kind"]]) == 405  # the app lost nothing
+    (report,) = session.reports
+    assert "No space left on device (the disk is full)" in report
+    (diagnostic,) = [e for e in seen if "corral/sink_failed" in e["extensions"]]
+    assert diagnostic["kind"]["Diagnostic"] == {"level": "Error", "message": report}
+    (files,) = find_transcripts(root)
+    read = read_transcript(files)
+    assert read.problems == [] and read.torn_bytes == 0
+    events = read.events()
+    assert 0 < len(events) < 405
+    assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+    assert f"valid up to event {len(events)}" in report
+
+
 async def test_a_read_only_directory_is_a_clear_error_and_the_session_goes_on(
     tmp_path: Path,
 ) -> None:
@@ -502,7 +562,8 @@ async def test_a_sink_failure_becomes_an_error_diagnostic_the_app_sees(tmp_path:
     events = session.events()
     (diagnostic,) = [e for e in events if isinstance(e["kind"], dict) and "Diagnostic" in e["kind"]]
     assert diagnostic["kind"]["Diagnostic"]["level"] == "Error"
-    assert "the transcript of session s1 stopped" in diagnostic["kind"]["Diagnostic"]["message"]
+    message = diagnostic["kind"]["Diagnostic"]["message"]
+    assert message.startswith("the transcript of session s1 could not be created: ")
     failed = diagnostic["extensions"]["corral/sink_failed"]
     assert failed["sink"] == "transcript" and failed["path"].startswith(str(blocker))
     assert [e["sequence"] for e in events] == list(range(1, len(events) + 1))
@@ -582,6 +643,22 @@ async def test_corral_serve_record_wire_keeps_both_directions_beside_the_transcr
     assert b"Two files: a.txt and b.txt" in wire.read_bytes()
 
 
+async def test_corral_serve_no_redact_keeps_secrets_as_they_were(
+    serve_mock: Any, corral_home: Path, tmp_path: Path
+) -> None:
+    github = SECRETS["@@GITHUB_TOKEN@@"]
+    serve = await serve_mock({"turns": [PERMISSION_TURN[4:]]}, "--no-redact")
+    info = await serve.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path)})
+    await serve.ok({"cmd": "prompt", "session": info["id"], "text": f"use {github}"})
+    await serve.wait_event(info["id"], "TurnEnded")
+    assert await serve.finish() == 0
+    (files,) = find_transcripts(corral_home / "transcripts")
+    read = read_transcript(files)
+    assert read.header is not None and read.header.redaction is False
+    assert [r.text for r in read.records if isinstance(r, PromptRecord)] == [f"use {github}"]
+    assert b"REDACTED" not in files.active.read_bytes()
+
+
 # ---- the archive commands ----------------------------------------------------------------
 
 
@@ -634,6 +711,18 @@ def test_list_json_gives_one_object_per_transcript(
     (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert row["agent"] == "mock" and row["status"] == "closed" and row["turns"] == 1
     assert row["cost_usd"] == 0.002 and row["tokens"] == 1200
+
+
+def test_the_archive_commands_report_damage_they_find_on_stderr(
+    archive: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (files,) = find_transcripts(archive)
+    header, *rest = files.active.read_bytes().splitlines(keepends=True)
+    files.active.write_bytes(header + b"not json\n" + b"".join(rest))  # mid-file damage
+    assert _cli("transcripts", "list", "--transcripts", str(archive)) == 0
+    (problem,) = capsys.readouterr().err.splitlines()
+    assert problem.startswith(f"corral: {files.transcript_id}: ")
+    assert f"{files.active}:2: damaged record" in problem
 
 
 def test_an_unknown_id_is_a_clear_error(archive: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -761,6 +850,46 @@ def test_the_html_export_of_a_live_session_renders_in_headless_chromium(
     assert "Execute: ls [Completed]" in dom
     assert "r1: allow_once by app" in dom
     assert "ended: closed" in dom
+
+
+_LAID_OUT = """<script>
+const texts = [...document.querySelectorAll("section.block > p, section.block > pre")]
+  .map((element) => [element.parentElement.classList[1], element.innerText]);
+const out = document.createElement("output");
+out.id = "laid-out";
+out.textContent = JSON.stringify(texts);
+document.body.append(out);
+</script>"""
+
+
+def test_the_html_export_keeps_the_line_breaks_of_prompts_and_answers(
+    chromium: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer = [
+        {"Emit": {"TextDelta": {"message_id": "m1", "text": "Two files:\na.txt\nb.txt"}}},
+        {"Emit": {"MessageEnded": {"message_id": "m1"}}},
+        {"End": {"Completed": {"source": "Protocol"}}},
+    ]
+    root = tmp_path / "archive"
+    asyncio.run(Session(root, {"turns": [answer]}).run(tmp_path, "list\nthe files", answer=False))
+    (files,) = find_transcripts(root)
+    page = tmp_path / "export.html"
+    assert _cli("transcripts", "export", files.transcript_id, "--html", "-o", str(page),
+                "--transcripts", str(root)) == 0  # fmt: skip
+    # The page has no script of its own; this copy asks Chromium for each block's text
+    # as laid out (`innerText` follows the CSS: `white-space: normal` joins the lines).
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text().replace("</body>", _LAID_OUT + "</body>"))
+    rendered = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", probe.as_uri()],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    found = re.search(r'<output id="laid-out">(.*?)</output>', rendered.stdout)
+    assert found is not None, rendered.stderr[-2000:]
+    texts = dict(orjson.loads(html.unescape(found.group(1))))
+    assert texts["prompt"] == "list\nthe files"
+    assert texts["assistant"] == "Two files:\na.txt\nb.txt"
 
 
 def test_the_html_export_of_an_imported_session_shows_the_prompt_escaped(

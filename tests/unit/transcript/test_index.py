@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from corral.pipeline.events import (
     Completed,
     ContextUsage,
@@ -61,6 +62,32 @@ def test_summaries_carry_the_list_columns(tmp_path: Path) -> None:
         7,
     )
     assert (row.tokens, row.cost_usd, row.status, row.problems) == (42, 0.5, "closed", 0)
+
+
+@pytest.mark.parametrize(
+    ("reported", "tokens"),
+    [
+        ({"corral/tokens": {"input": 30, "output": 12}}, 42 + 7),  # the sum over the turns
+        ({}, 900),  # only how full the context is: the largest used_tokens
+    ],
+)
+def test_the_footer_and_the_list_count_the_same_tokens(
+    tmp_path: Path, reported: dict[str, object], tokens: int
+) -> None:
+    second = {"corral/tokens": {"input": 5, "output": 2}} if reported else {}
+    usage = [
+        event(7, ContextUsage(used_tokens=900, cost_usd=0.25), **reported),
+        event(8, ContextUsage(used_tokens=400, cost_usd=0.5), **second),
+    ]
+    path = tmp_path / "t.jsonl"
+    writer(path).write([opened(), *turn(1, "alpha"), *usage, closed(8)])
+    footer = read_transcript(files_of(path)).footer
+    with TranscriptIndex(tmp_path) as index:
+        index.update()
+        (row,) = index.summaries()
+    assert footer is not None
+    assert footer.count("tokens") == row.tokens == tokens
+    assert footer.raw["cost_usd"] == row.cost_usd == 0.75
 
 
 def test_only_changed_transcripts_are_read_again(tmp_path: Path) -> None:

@@ -47,8 +47,8 @@ def test_each_pattern_is_redacted_counted_and_marked(name: str) -> None:
     text, secret = CASES[name]
     redacted, found = Redactor().redact({"text": text})
     assert secret not in redacted["text"]
-    assert "[REDACTED:" in redacted["text"]
-    assert found.total >= 1
+    assert f"[REDACTED:{name}]" in redacted["text"]  # this pattern fired, not another
+    assert found.counts[name] >= 1
     assert found.mark()["count"] == found.total
 
 
@@ -60,6 +60,8 @@ def test_each_pattern_is_redacted_counted_and_marked(name: str) -> None:
         ("api_key", "short"),
         ("Authorization", "Token abc"),
         ("password", "correct horse"),
+        ("github_token", "abc123def456"),
+        ("aws_secret_access_key", "wJalrXUtnFEMI"),
     ],
 )
 def test_a_string_under_a_secret_named_key_is_redacted(key: str, value: str) -> None:
@@ -77,9 +79,27 @@ def test_values_of_secret_named_env_vars_in_text_are_redacted() -> None:
 
 
 @pytest.mark.parametrize(
+    "line",
+    [
+        "aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCY",  # ~/.aws/credentials
+        "aws_session_token=IQoJb3JpZ2luX2VjEJr",
+        'openai_api_key = "k3y-value-here"',
+    ],
+)
+def test_a_lower_case_credentials_file_assignment_is_redacted(line: str) -> None:
+    name, _, value = line.partition("=")
+    redacted, found = Redactor().redact(f"[default]\n{line}\n")
+    assert value.strip(' "') not in redacted
+    assert f"{name}=" in redacted and "[REDACTED:secret_env]" in redacted
+    assert found.counts["secret_env"] == 1
+
+
+@pytest.mark.parametrize(
     "value",
     [
         {"used_tokens": 12345, "window_tokens": 200000},
+        {"max_tokens": "4096", "input_tokens": "12"},
+        {"text": "def f(input_tokens: int, api_key: str) -> None: ..."},
         {"auth": "Unknown"},
         {"resume_token": "0197a3b2-4c5d-7e6f"},
         {"text": "the task-list of a risk-free desk-job; use ${GITHUB_TOKEN} from the env"},

@@ -122,6 +122,20 @@ async def test_a_listener_registered_after_the_failure_still_hears_it(tmp_path: 
     assert len(heard) == 1 and "cannot create" in heard[0]
 
 
+async def test_a_transcript_that_could_not_be_created_says_so(tmp_path: Path) -> None:
+    disk = Disk()
+    disk.full = True  # the header itself does not fit
+    path = tmp_path / "t.jsonl"
+    sink = TranscriptSink(writer(path, write=disk), session_id="s1")
+    heard: list[str] = []
+    sink.on_failure(lambda name, message, fields: heard.append(message))
+    await _run_session(sink, [opened(), *turn(1, "lost"), closed(6)])
+    (message,) = heard
+    assert message.startswith("the transcript of session s1 could not be created: ")
+    assert "the disk is full" in message and "valid up to" not in message
+    assert not path.exists()
+
+
 async def test_a_channel_that_ends_without_closed_leaves_no_footer(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     sink = TranscriptSink(writer(path), session_id="s1")
