@@ -15,7 +15,7 @@ What flows: requests over a `JsonRpcPeer`, and back an `OpenedSession`
   once. Nothing usable: AuthRequired, naming the offered methods.
 - `session/new` (cwd, MCP servers) or, with a resume token, `session/load`
   when `loadSession` is advertised (else `session/resume` when offered;
-  else UnsupportedFeature). A refused load is ResumeFailed.
+  else UnsupportedFeature). A refused load or resume is ResumeFailed.
 - `configure` values of the open command are applied before the session
   is handed over (InvalidConfiguration when refused).
 """

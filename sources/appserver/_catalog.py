@@ -1,8 +1,13 @@
-"""The `appserver` wire entry: drives ad-hoc `{"appserver": {"name", "path", "args"}}` agents.
+"""Catalog entries for agents on the app-server wire.
 
-It is `wire_only`: discovery never looks for it; the finder resolves an
-ad-hoc ref to this entry with an installation whose `executable_path` is
-the ref's `path` and whose `acp_args` carry the ref's `args`.
+- `catalog_entry()`: the `appserver` wire entry that drives ad-hoc
+  `{"appserver": {"name", "path", "args"}}` agents. It is `wire_only`:
+  discovery never looks for it; the finder resolves an ad-hoc ref to this
+  entry with an installation whose `executable_path` is the ref's `path`
+  and whose `acp_args` carry the ref's `args`.
+- `agent_entry(...)`: a discoverable app-server agent with its own catalog
+  id (found on PATH or in `known_dirs` like any other agent). Its id is the
+  `agentKey` corral sends in `thread/start`.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from ..catalog import CatalogEntry
 from ._details import appserver_details
 from ._driver import AppServerDriver
 
-__all__ = ["catalog_entry"]
+__all__ = ["agent_entry", "catalog_entry"]
 
 
 def _driver(
@@ -32,4 +37,24 @@ def catalog_entry() -> CatalogEntry:
         make_driver=_driver,
         details=appserver_details(),
         wire_only=True,
+    )
+
+
+def agent_entry(
+    *,
+    id: str,
+    name: str,
+    executable: str,
+    install_hint: str,
+    known_dirs: tuple[str, ...] = (),
+) -> CatalogEntry:
+    """A named app-server agent, discovered like any catalog agent."""
+    return CatalogEntry(
+        id=id,
+        name=name,
+        executable=executable,
+        install_hint=install_hint,
+        make_driver=_driver,
+        details=appserver_details(),
+        known_dirs=known_dirs,
     )

@@ -3,8 +3,10 @@
 Handshake: `initialize` (client info and capabilities; the server answers
 `protocolVersion: "v1"`, anything else is refused), the `initialized`
 notification, then `thread/start {agentKey, cwd}` (or `thread/resume
-{threadId}` for a resume token). The agent key is the agent's name: the
-`name` of an ad-hoc `{"appserver": {...}}` ref, or the catalog id.
+{threadId}` for a resume token). The agent key is the installation's id:
+the `name` of an ad-hoc `{"appserver": {...}}` ref, or the catalog id of an
+entry (`agent_entry`). The seed's `agentKey` is a key, the same string
+`model/list` filters by, so never the entry's display name.
 
 Commands: StartTurn → `turn/start {threadId, input}`; SteerTurn →
 `turn/steer {threadId, expectedTurnId, input}` (the reply's `queued` is the
@@ -169,7 +171,7 @@ class AppServerDriver:
                 )
                 thread = opened.get("thread", {}) if isinstance(opened, dict) else {}
                 return str(thread.get("threadId", resume))
-            params = {"agentKey": self._installation.name, "cwd": self._spec.dir}
+            params = {"agentKey": self._installation.id, "cwd": self._spec.dir}
             opened = await self._peer.request("thread/start", params)
         except RpcError as error:
             kind = ErrorKind.RESUME_FAILED if resume else ErrorKind.PROTOCOL_FAILED

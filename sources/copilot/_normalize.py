@@ -27,8 +27,9 @@ form of `assistant.usage` in Copilot 1.0.102 transcripts.
 
 Types mapped to no event of their own: `assistant.message_start` (a message
 opens with its first delta), `assistant.turn_end` (the end of one model
-call, not of the turn; it ends messages left open) and the echo of our own
-prompt. Every other type outside the mapping becomes an Info `Diagnostic`
+call, not of the turn; it ends messages left open), the echo of our own
+prompt, and a `tool.execution_partial_result` with empty output (a chunk of
+no text; `_tool_events.py`). Every other type outside the mapping becomes an Info `Diagnostic`
 with the event under `copilot/raw_frame`: `copilot/unmapped` for types the
 seed names, `corral/unknown_frame` for the rest. Nothing is dropped.
 """

@@ -8,6 +8,13 @@ same snapshot with `copilot/progress`), asked about (`permission.requested`
 refines kind and input from the prompt), and finished (Completed or Failed
 with its output). A sub-agent is the `Subagent` tool of the call that
 spawned it; events from inside it carry that call as `parent_tool_id`.
+
+One event yields nothing: a `partial_result` whose `partialOutput` is the
+empty string (Copilot opens each shell run with one). A zero-length
+`ToolOutputDelta` would carry nothing, and the tool's output reads the same
+without it, so no information is lost. A `partial_result` without a string
+`partialOutput` is not that: it is a malformed event (a Warning with the raw
+frame).
 """
 
 from __future__ import annotations
@@ -79,9 +86,11 @@ class ToolEvents(NormalizerState):
         return [self._tool(event, tool)]
 
     def _tool_partial(self, event: Json, data: Json) -> list[DriverEvent]:
-        text = as_str(data, "partialOutput")
+        text = data.get("partialOutput")
+        if not isinstance(text, str):
+            return [bad_shape(event, "tool.execution_partial_result without partialOutput")]
         if not text:
-            return []  # Copilot opens each shell run with an empty chunk
+            return []  # the empty chunk each shell run opens with: see the module header
         return [self._emit(event, ToolOutputDelta(tool_id=as_str(data, "toolCallId"), text=text))]
 
     def _tool_progress(self, event: Json, data: Json) -> list[DriverEvent]:

@@ -9,6 +9,7 @@ Every event is checked against the line-protocol schema.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib.metadata import version
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from corral.actors.runtime import Runtime
-from corral.pipeline.commands import AcpRef, PermissionMode
+from corral.pipeline.commands import AcpRef, McpServer, PermissionMode
 from corral.pipeline.errors import CorralError, ErrorKind
 from corral.pipeline.events import (
     Authenticated,
@@ -28,6 +29,7 @@ from corral.pipeline.events import (
     Diagnostic,
     DiagnosticLevel,
     Failed,
+    OtherAuth,
     PermissionAnswer,
     PermissionChoice,
     PlanStatus,
@@ -358,8 +360,57 @@ async def test_resume_loads_the_session_without_replaying_history(open_agent: Op
     note = await watcher.next()
     assert isinstance(note.kind, Diagnostic)
     assert note.extensions["acp/replayed_updates"] == 2
-    await watcher.session.prompt("hi")
-    assert texts(await watcher.turn()) == "You said: hi"
+    await watcher.session.prompt("opened")
+    assert texts(await watcher.turn()) == "load"
+
+
+async def test_without_load_session_resume_uses_session_resume(open_agent: Opener) -> None:
+    watcher = await open_agent("--resume-only", resume="scripted-earlier")
+    info = watcher.session.info()
+    assert info.resume_token == "scripted-earlier"
+    assert Capability.RESUME in info.details.capabilities
+    await watcher.session.prompt("opened")
+    events = await watcher.turn()
+    assert texts(events) == "resume"
+    assert "Diagnostic" not in kinds(events)  # session/resume replays nothing to drop
+
+
+@pytest.mark.parametrize("flags", [(), ("--resume-only",)], ids=["load", "resume"])
+async def test_a_refused_resume_is_resume_failed(
+    runtime: Runtime, tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    with pytest.raises(CorralError) as failed:
+        await runtime.open(scripted(*flags), str(tmp_path), resume="scripted-gone")
+    assert failed.value.kind is ErrorKind.RESUME_FAILED
+    assert "scripted-gone" in failed.value.message
+
+
+async def test_another_protocol_version_is_protocol_failed(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    with pytest.raises(CorralError) as failed:
+        await runtime.open(scripted("--protocol", "2"), str(tmp_path))
+    assert failed.value.kind is ErrorKind.PROTOCOL_FAILED
+    assert "version 2" in failed.value.message
+
+
+TOKEN_VAR = "CORRAL_TEST_SCRIPTED_TOKEN"
+
+
+async def test_auth_with_no_usable_method_is_auth_required(
+    runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN_VAR, raising=False)
+    with pytest.raises(CorralError) as failed:
+        await runtime.open(scripted("--env-auth", TOKEN_VAR), str(tmp_path))
+    assert failed.value.kind is ErrorKind.AUTH_REQUIRED
+    assert "A token in the environment" in failed.value.message  # names the offered method
+
+
+async def test_an_env_var_method_is_used_once_its_variable_is_set(open_agent: Opener) -> None:
+    watcher = await open_agent("--env-auth", TOKEN_VAR, env=((TOKEN_VAR, "secret"),))
+    auth = watcher.session.info().details.auth
+    assert auth == Authenticated(kind=OtherAuth("env-login"))
 
 
 async def test_the_agent_dying_mid_turn_fails_the_turn_and_the_session(
@@ -387,3 +438,52 @@ async def test_probe_reads_the_initialize_answer(runtime: Runtime) -> None:
     details = await runtime.probe(scripted())
     assert details.version == "1.2.3"
     assert Capability.RESUME in details.capabilities
+
+
+async def test_mcp_servers_reach_the_agent_in_acp_shapes(open_agent: Opener) -> None:
+    servers = (
+        McpServer(
+            name="files", transport="Stdio", command="/bin/mcp", args=("-v",), env=(("K", "v"),)
+        ),
+        McpServer(name="web", transport="Http", url="http://x/mcp", headers=(("H", "h"),)),
+    )
+    watcher = await open_agent("--mcp-http", mcp_servers=servers)
+    await watcher.session.prompt("mcp")
+    assert json.loads(texts(await watcher.turn())) == [
+        {
+            "name": "files",
+            "command": "/bin/mcp",
+            "args": ["-v"],
+            "env": [{"name": "K", "value": "v"}],
+        },
+        {
+            "type": "http",
+            "name": "web",
+            "url": "http://x/mcp",
+            "headers": [{"name": "H", "value": "h"}],
+        },
+    ]
+
+
+async def test_an_mcp_transport_the_agent_does_not_offer_is_unsupported(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    server = McpServer(name="web", transport="Sse", url="http://x/sse")
+    with pytest.raises(CorralError) as failed:
+        await runtime.open(scripted("--mcp-http"), str(tmp_path), mcp_servers=(server,))
+    assert failed.value.kind is ErrorKind.UNSUPPORTED_FEATURE
+    assert failed.value.fields["feature"] == "McpServers"
+
+
+async def test_available_commands_land_in_the_session_details(open_agent: Opener) -> None:
+    watcher = await open_agent()
+    assert watcher.session.info().details.commands == ()
+    await watcher.session.prompt("commands")
+    updated = await watcher.until_kind("SessionUpdated")
+    assert [c.name for c in updated[-1].kind.info.details.commands] == ["review", "plan"]  # type: ignore[attr-defined]
+    await watcher.turn()
+    commands = watcher.session.info().details.commands
+    assert [(c.name, c.description) for c in commands] == [
+        ("review", "Review the change"),
+        ("plan", "Make a plan"),
+    ]

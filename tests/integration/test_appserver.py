@@ -3,12 +3,14 @@
 The fake (`tests/support/fake_appserver`) speaks the seed's JSON-RPC wire
 and checks both directions against the seed schema; it is opened ad hoc
 as `{"appserver": {"name", "path", "args"}}` through the catalog's
-`appserver` entry. Every corral event is checked against the line-protocol
-schema by the watcher.
+`appserver` entry, or through a catalog entry of its own (`agent_entry`).
+Every corral event is checked against the line-protocol schema by the
+watcher.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -36,9 +38,11 @@ from corral.pipeline.events import (
     ToolUpdated,
     TurnEnded,
 )
-from corral.sources.appserver import catalog_entry
+from corral.pipeline.rules import load_policy
+from corral.sources.appserver import agent_entry, catalog_entry
 from corral.sources.catalog import Catalog
 
+from tests.support.fake_appserver import MODULE
 from tests.support.fake_appserver.drive import REPO_ROOT, Watcher, fake_ref, kind_name
 
 Opener = Callable[..., Awaitable[Watcher]]
@@ -154,8 +158,33 @@ async def test_a_denied_approval_fails_the_tool_and_the_turn_goes_on(open_fake: 
     watcher = await open_fake()
     events = await approval(watcher, PermissionChoice.DENY_ONCE)
     assert tools(events)[-1].tool.status is ToolStatus.FAILED
-    assert text_of(events).startswith("denied")
+    assert text_of(events) == "denied: (no reason)"  # the app's deny carries no message
     assert ended(events).stop == Completed()
+    await watcher.session.close()
+
+
+async def test_a_policy_deny_sends_its_message_as_the_reason(tmp_path: Path) -> None:
+    rules = tmp_path / "policy.toml"
+    rules.write_text('[[rule]]\nid = "no-writes"\naction = "deny"\nmessage = "not today"\n')
+    catalog = Catalog([catalog_entry()])
+    async with Runtime(catalog=catalog, policy=load_policy(str(rules))) as runtime:
+        watcher = Watcher(await runtime.open(fake_ref(), str(tmp_path), env=ENV))
+        await watcher.session.prompt("APPROVE the write")
+        events = await watcher.until("TurnEnded")
+        assert "RequestOpened" not in [kind_name(e) for e in events]
+        assert text_of(events) == "denied: not today"
+        await watcher.session.close()
+
+
+async def test_cancel_with_an_open_approval_withdraws_it_as_a_deny(open_fake: Opener) -> None:
+    watcher = await open_fake()
+    await watcher.session.prompt("APPROVE the write")
+    await watcher.until("RequestOpened")
+    await watcher.session.cancel()
+    events = await watcher.until("TurnEnded")
+    assert "RequestClosed" in [kind_name(e) for e in events]
+    assert tools(events)[-1].tool.status is ToolStatus.FAILED
+    assert text_of(events) == "denied: withdrawn: nobody will answer"
     await watcher.session.close()
 
 
@@ -281,3 +310,35 @@ async def test_a_server_of_another_protocol_version_is_refused(
         await runtime.open(other, str(tmp_path), env=ENV)
     assert failed.value.kind is ErrorKind.PROTOCOL_FAILED
     assert "v2" in failed.value.message
+
+
+async def test_thread_start_names_the_agent_key_and_the_session_dir(
+    open_fake: Opener, tmp_path: Path
+) -> None:
+    watcher = await open_fake()
+    await watcher.session.prompt("THREAD")
+    said = json.loads(text_of(await watcher.until("TurnEnded")))
+    assert said == {"agentKey": "fake", "cwd": str(tmp_path)}
+    await watcher.session.close()
+
+
+async def test_an_agent_of_the_catalog_is_opened_by_its_id(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    launcher = bin_dir / "fake-appserver"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m {MODULE} "$@"\n')
+    launcher.chmod(0o755)
+    entry = agent_entry(
+        id="fake-app",
+        name="Fake app-server",
+        executable="fake-appserver",
+        install_hint="it lives in the test's folder",
+        known_dirs=(str(bin_dir),),
+    )
+    async with Runtime(catalog=Catalog([entry])) as runtime:
+        watcher = Watcher(await runtime.open("fake-app", str(tmp_path), env=ENV))
+        assert watcher.session.info().agent.executable_path == str(launcher)
+        await watcher.session.prompt("THREAD")
+        said = json.loads(text_of(await watcher.until("TurnEnded")))
+        assert said == {"agentKey": "fake-app", "cwd": str(tmp_path)}
+        await watcher.session.close()

@@ -1,6 +1,6 @@
 """A small ACP agent on the agent side of the official Python SDK, for tests.
 
-Run as a subprocess (`python scripted.py [--require-auth]`). The SDK speaks
+Run as a subprocess (`python scripted.py [FLAGS]`). The SDK speaks
 the protocol; this file only scripts behaviour, chosen by the first word of
 the prompt text:
 
@@ -37,17 +37,31 @@ the prompt text:
     noise         a line that is not JSON on stdout, then end_turn
     unknown       an extension notification, then end_turn
     die           a message chunk, then the process exits with status 3
+    commands      an available_commands_update with two commands, then end_turn
+    mcp           says the MCP servers `session/new` gave it, as JSON
+    opened        says how the session was opened: new, load or resume
     anything else "You said: <text>"
 
 It advertises `loadSession` (a load replays a two-message history), two
-modes (default, plan) and a `model` config option (fast, smart). With
-`--require-auth`, `session/new` answers -32000 until `authenticate` with
-method `agent-login` succeeds.
+modes (default, plan) and a `model` config option (fast, smart). Loading or
+resuming the session `scripted-gone` fails (-32002). Flags change what it
+advertises:
+
+    --require-auth      `session/new` answers -32000 until `authenticate` with
+                        method `agent-login` succeeds
+    --env-auth VAR      the same, but its only method is `env-login`, of type
+                        env_var with the variable VAR
+    --protocol N        answers `initialize` with protocol version N
+    --resume-only       no `loadSession`; `sessionCapabilities.resume` instead
+                        (`session/resume` replays nothing)
+    --mcp-http          `mcpCapabilities.http` (stdio is always allowed)
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import os
 import sys
 from typing import Any
@@ -69,22 +83,29 @@ from acp import (
     update_tool_call,
     update_user_message_text,
 )
-from acp.helpers import update_current_mode
+from acp.helpers import update_available_commands, update_current_mode
 from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
+    AuthEnvVar,
     AuthMethodAgent,
+    AvailableCommand,
+    EnvVarAuthMethod,
     EnvVariable,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     ToolCallLocation,
@@ -101,12 +122,28 @@ OPTIONS = [
 ]
 
 
+GONE = "scripted-gone"  # the session id a load or resume cannot find
+
+
+def parse_flags(argv: list[str]) -> argparse.Namespace:
+    flags = argparse.ArgumentParser(prog="scripted")
+    flags.add_argument("--require-auth", action="store_true")
+    flags.add_argument("--env-auth", metavar="VAR")
+    flags.add_argument("--protocol", type=int, default=PROTOCOL_VERSION)
+    flags.add_argument("--resume-only", action="store_true")
+    flags.add_argument("--mcp-http", action="store_true")
+    return flags.parse_args(argv)
+
+
 class ScriptedAgent:
     """Structurally an `acp.Agent`; methods it lacks are answered -32601 by the SDK."""
 
-    def __init__(self, *, require_auth: bool) -> None:
+    def __init__(self, flags: argparse.Namespace) -> None:
+        self._flags = flags
         self._client: Client | None = None
-        self._authed = not require_auth
+        self._authed = not (flags.require_auth or flags.env_auth)
+        self._mcp_servers: list[Any] = []
+        self._opened = "none"
         self._cancel: dict[str, asyncio.Event] = {}
         self._mode = "default"
         self._model = "fast"
@@ -127,15 +164,31 @@ class ScriptedAgent:
             kwargs.get("client_capabilities"),
             kwargs.get("client_info"),
         )
+        flags = self._flags
+        resume = SessionResumeCapabilities() if flags.resume_only else None
         return InitializeResponse(
-            protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(load_session=True),
-            auth_methods=[AuthMethodAgent(id="agent-login", name="Log in through the agent")],
+            protocol_version=flags.protocol,
+            agent_capabilities=AgentCapabilities(
+                load_session=not flags.resume_only,
+                session_capabilities=SessionCapabilities(resume=resume),
+                mcp_capabilities=McpCapabilities(http=flags.mcp_http),
+            ),
+            auth_methods=[self._auth_method()],
             agent_info=Implementation(name="scripted", title="Scripted", version="1.2.3"),
         )
 
+    def _auth_method(self) -> AuthMethodAgent | EnvVarAuthMethod:
+        if self._flags.env_auth is None:
+            return AuthMethodAgent(id="agent-login", name="Log in through the agent")
+        return EnvVarAuthMethod(
+            type="env_var",
+            id="env-login",
+            name="A token in the environment",
+            vars=[AuthEnvVar(name=self._flags.env_auth)],
+        )
+
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
-        if method_id != "agent-login":
+        if method_id != self._auth_method().id:
             raise RequestError.invalid_params({"methodId": method_id})
         self._authed = True
         return AuthenticateResponse()
@@ -168,13 +221,27 @@ class ScriptedAgent:
         if not self._authed:
             raise RequestError.auth_required()
         self._cwd = cwd
+        self._mcp_servers = list(kwargs.get("mcp_servers") or [])
+        self._opened = "new"
         return NewSessionResponse(session_id=f"scripted-{os.getpid()}", **self._session_state())
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        if session_id == GONE:
+            raise RequestError.resource_not_found(session_id)
         self._cwd = cwd
+        self._opened = "load"
         await self.client.session_update(session_id, update_user_message_text("earlier question"))
         await self.client.session_update(session_id, update_agent_message_text("earlier answer"))
         return LoadSessionResponse(**self._session_state())
+
+    async def resume_session(
+        self, session_id: str, cwd: str, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        if session_id == GONE:
+            raise RequestError.resource_not_found(session_id)
+        self._cwd = cwd
+        self._opened = "resume"
+        return ResumeSessionResponse(**self._session_state())
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
@@ -479,6 +546,23 @@ class ScriptedAgent:
         sys.stderr.flush()
         os._exit(3)
 
+    async def _do_commands(self, session_id: str, rest: str) -> PromptResponse:
+        commands = [
+            AvailableCommand(name="review", description="Review the change"),
+            AvailableCommand(name="plan", description="Make a plan"),
+        ]
+        await self.client.session_update(session_id, update_available_commands(commands))
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_mcp(self, session_id: str, rest: str) -> PromptResponse:
+        said = [server.model_dump(by_alias=True, exclude_none=True) for server in self._mcp_servers]
+        await self._say(session_id, json.dumps(said, sort_keys=True))
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_opened(self, session_id: str, rest: str) -> PromptResponse:
+        await self._say(session_id, self._opened)
+        return PromptResponse(stop_reason="end_turn")
+
     async def _do_unknown(self, session_id: str, rest: str) -> PromptResponse:
         await self.client.ext_notification("scripted/hello", {"n": 1})
         await self._say(session_id, "after unknown")
@@ -486,8 +570,9 @@ class ScriptedAgent:
 
 
 async def main() -> None:
-    agent = ScriptedAgent(require_auth="--require-auth" in sys.argv[1:])
-    await run_agent(agent)  # type: ignore[arg-type]
+    agent = ScriptedAgent(parse_flags(sys.argv[1:]))
+    # `session/resume` is still in the SDK's unstable set.
+    await run_agent(agent, use_unstable_protocol=True)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -15,12 +15,16 @@ The prompt's text picks the turn's script (first match wins):
     ASK_CLIENT  a server request (`client/pickColor`); the client's answer
              (corral refuses) is said back as text
     APPROVE  a tool call that asks `approval/requested` and waits for
-             `approval/resolve`: allowed → the tool runs; denied → it fails
+             `approval/resolve`: allowed → the tool runs ("approved:
+             <decision>"); denied → it fails ("denied: <reason>", or
+             "(no reason)" when the resolve carried none)
     TOOL     a tool call (started, argument delta, completed), then text
     SLOW     a delta every 50 ms until `turn/steer` (answered queued, its
              text echoed, then the turn completes) or `turn/interrupt`
              (the turn completes `interrupted`)
     WARN     an `error/warning`, then text
+    THREAD   says the `thread/start` params it received, as JSON (`null`
+             for a resumed thread)
     FAIL     the turn completes `failed`
     anything "You said: <text>" in three deltas
 

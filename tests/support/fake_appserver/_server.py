@@ -59,8 +59,11 @@ def notify(method: str, params: dict[str, Any]) -> None:
 class Turn:
     """One running turn: its ids and the channels the requests reach it by."""
 
-    def __init__(self, thread_id: str, turn_id: str, text: str) -> None:
+    def __init__(
+        self, thread_id: str, turn_id: str, text: str, opened: dict[str, Any] | None = None
+    ) -> None:
         self.thread_id = thread_id
+        self.opened = opened  # the params of the `thread/start` that opened the thread
         self.turn_id = turn_id
         self.text = text
         self.steers: asyncio.Queue[str] = asyncio.Queue()
@@ -151,7 +154,7 @@ async def _approve(turn: Turn) -> None:
         "item/completed",
         {**item, "status": "completed" if allowed else "failed", "payload": payload},
     )
-    turn.say(f"approved: {decision}" if allowed else f"denied: {reason}")
+    turn.say(f"approved: {decision}" if allowed else f"denied: {reason or '(no reason)'}")
     turn.complete()
 
 
@@ -214,6 +217,9 @@ async def run_turn(turn: Turn) -> None:
         turn.complete()
     elif "SLOW" in text:
         await _slow(turn)
+    elif "THREAD" in text:
+        turn.say(json.dumps(turn.opened, sort_keys=True), pieces=1)
+        turn.complete()
     elif "FAIL" in text:
         turn.complete("failed", error="the model failed")
     else:
@@ -230,6 +236,7 @@ class Server:
         self.thread_id = "thread-1"
         self.turns = itertools.count(1)
         self.turn: Turn | None = None
+        self.opened: dict[str, Any] | None = None  # `thread/start` params, as received
         self.tasks: set[asyncio.Task[None]] = set()
         self.handlers: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
             "initialize": self.initialize,
@@ -256,6 +263,7 @@ class Server:
         }
 
     async def thread_start(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.opened = params
         started = {
             "threadId": self.thread_id,
             "agentKey": params.get("agentKey", "default"),
@@ -283,7 +291,7 @@ class Server:
         if self.turn is not None:
             raise ValueError("Thread already has an active turn")
         texts = [i.get("text", "") for i in params.get("input", []) if i.get("type") == "text"]
-        turn = Turn(self.thread_id, f"turn-{next(self.turns)}", " ".join(texts))
+        turn = Turn(self.thread_id, f"turn-{next(self.turns)}", " ".join(texts), self.opened)
         self.turn = turn
         task = asyncio.get_running_loop().create_task(self._run(turn))
         self.tasks.add(task)

@@ -22,6 +22,7 @@ from corral.pipeline.events import (
     PermissionChoice,
     PermissionRequest,
     TextDelta,
+    ToolOutputDelta,
     ToolStatus,
     ToolUpdated,
     UserMessage,
@@ -96,6 +97,14 @@ def test_idle_ends_the_turn_completed_and_each_model_call_is_not_a_turn() -> Non
 def test_an_aborted_idle_ends_the_turn_cancelled() -> None:
     out = feed(CopilotNormalizer(), event("session.idle", aborted=True))
     assert out == [TurnFinished(stop=Cancelled())]
+
+
+def test_an_abort_alone_ends_the_turn_cancelled() -> None:
+    # The idle that follows does not say `aborted`: the abort itself must count.
+    out = feed(CopilotNormalizer(), event("abort", reason="user_initiated"), event("session.idle"))
+    note, finished = out
+    assert isinstance(note, Emitted) and note.extensions["copilot/abort_reason"] == "user_initiated"
+    assert finished == TurnFinished(stop=Cancelled())
 
 
 def test_the_outcome_of_one_prompt_does_not_leak_into_the_next() -> None:
@@ -182,6 +191,28 @@ def test_a_tool_finished_without_a_start_is_still_one_snapshot() -> None:
     [done] = out
     assert isinstance(done, Emitted) and isinstance(done.kind, ToolUpdated)
     assert done.kind.tool.status is ToolStatus.FAILED
+
+
+def test_partial_output_streams_as_tool_output_deltas() -> None:
+    out = feed(
+        CopilotNormalizer(),
+        event("tool.execution_partial_result", toolCallId="t", partialOutput="hi\n"),
+    )
+    assert [e.kind for e in out if isinstance(e, Emitted)] == [
+        ToolOutputDelta(tool_id="t", text="hi\n")
+    ]
+
+
+def test_an_empty_partial_output_yields_nothing() -> None:
+    # The documented exception to "nothing dropped": a chunk of no text.
+    empty = event("tool.execution_partial_result", toolCallId="t", partialOutput="")
+    assert feed(CopilotNormalizer(), empty) == []
+
+
+def test_a_partial_result_without_output_is_a_bad_shape_warning() -> None:
+    [out] = feed(CopilotNormalizer(), event("tool.execution_partial_result", toolCallId="t"))
+    assert isinstance(out, Emitted) and out.extensions["corral/decode_error"] == "bad_shape"
+    assert out.kind.level is DiagnosticLevel.WARNING  # type: ignore[union-attr]
 
 
 def test_usage_adds_the_tokens_of_every_model_call_of_the_prompt() -> None:
