@@ -1,8 +1,14 @@
 """Commands from the app, as typed values: what one `Frame` asks for.
 
 `command_from_wire` reads the `cmd`-tagged object of one frame into one of
-the command classes below, or raises `ShapeError` naming the bad field.
+the command classes below, or raises `ShapeError` naming the bad field;
+`command_to_wire` writes one back (for clients and tests that speak to
+`corral serve`). `Frame` pairs a command with the id its reply will carry.
 Commands are plain frozen values so they can cross a process boundary.
+
+Encoding is canonical: an optional field at its default (null, `[]`, `{}`,
+false) is left out, as an app would write it. So `from_wire(to_wire(x)) ==
+x` always, and `to_wire(from_wire(j)) == j` for every canonical `j`.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ __all__ = [
     "ConfigureCmd",
     "DequeueCmd",
     "DiscoverCmd",
+    "Frame",
     "GenerateCmd",
     "InfoCmd",
     "McpServer",
@@ -46,7 +53,9 @@ __all__ = [
     "RollbackScope",
     "SessionOptions",
     "agent_ref_from_wire",
+    "agent_ref_to_wire",
     "command_from_wire",
+    "command_to_wire",
 ]
 
 
@@ -82,6 +91,19 @@ class AppServerRef:
 AgentRef = str | AcpRef | AppServerRef
 
 
+def agent_ref_to_wire(ref: AgentRef) -> object:
+    match ref:
+        case str():
+            return ref
+        case (
+            AcpRef(name=name, path=path, args=args) | AppServerRef(name=name, path=path, args=args)
+        ):
+            spec: dict[str, object] = {"name": name, "path": path}
+            if args:
+                spec["args"] = list(args)
+            return {"acp" if isinstance(ref, AcpRef) else "appserver": spec}
+
+
 def agent_ref_from_wire(raw: object, path: str) -> AgentRef:
     if isinstance(raw, str):
         if not raw:
@@ -115,6 +137,17 @@ class McpServer:
     env: tuple[tuple[str, str], ...] = ()
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+
+    def to_wire(self) -> dict[str, object]:
+        if self.transport == "Stdio":
+            spec: dict[str, object] = {
+                "command": self.command,
+                "args": list(self.args),
+                "env": dict(self.env),
+            }
+        else:
+            spec = {"url": self.url, "headers": dict(self.headers)}
+        return {"name": self.name, "connection": {self.transport: spec}}
 
     @classmethod
     def from_wire(cls, raw: object, path: str) -> McpServer:
@@ -153,6 +186,23 @@ class SessionOptions:
     args: tuple[str, ...] = ()  # appended to the launch arguments
     policy: str | None = None  # a policy file for this session
     show_auto_decisions: bool = False  # report policy decisions to the app
+
+    def to_wire(self) -> dict[str, object]:
+        """The fields `open` and `generate` carry at top level; defaults left out."""
+        optional: dict[str, object] = {
+            "resume": self.resume,
+            "fork": self.fork,
+            "fork_at": self.fork_at,
+            "permission_mode": None if self.permission_mode is None else self.permission_mode.value,
+            "mcp_servers": [server.to_wire() for server in self.mcp_servers],
+            "configure": dict(self.configure),
+            "env": dict(self.env),
+            "args": list(self.args),
+            "policy": self.policy,
+            "show_auto_decisions": self.show_auto_decisions,
+        }
+        present = {k: v for k, v in optional.items() if not _is_default(v)}
+        return {"agent": agent_ref_to_wire(self.agent), "dir": self.dir, **present}
 
     @classmethod
     def from_wire(cls, fields: Fields) -> SessionOptions:
@@ -332,3 +382,67 @@ def command_from_wire(fields: Fields) -> Command:
     if reader is None:
         fields.fail("cmd", f"unknown command {name!r}; expected one of {', '.join(_READERS)}")
     return reader(fields)
+
+
+def _is_default(value: object) -> bool:
+    # `is False`, not `== False`: no int field is optional, and "" is a value.
+    return value is None or value is False or value == [] or value == {}
+
+
+def command_to_wire(command: Command) -> dict[str, object]:
+    """The `cmd`-tagged object of one command, in canonical form."""
+    match command:
+        case DiscoverCmd():
+            return {"cmd": "discover"}
+        case ProbeCmd(agent=agent):
+            return {"cmd": "probe", "agent": agent_ref_to_wire(agent)}
+        case PlanUsageCmd(agent=agent):
+            return {"cmd": "plan_usage", "agent": agent_ref_to_wire(agent)}
+        case OpenCmd(options=options):
+            return {"cmd": "open", **options.to_wire()}
+        case GenerateCmd(options=options, prompt=prompt):
+            return {"cmd": "generate", **options.to_wire(), "prompt": prompt}
+        case PromptCmd(session=sid, text=text, attachments=attachments):
+            extra = {"attachments": list(attachments)} if attachments else {}
+            return {"cmd": "prompt", "session": sid, "text": text, **extra}
+        case DequeueCmd(session=sid, prompt=prompt_id):
+            return {"cmd": "dequeue", "session": sid, "prompt": prompt_id}
+        case AnswerCmd(session=sid, request=request_id, answer=answer):
+            return {
+                "cmd": "answer",
+                "session": sid,
+                "request": request_id,
+                "answer": answer.to_wire(),
+            }
+        case ConfigureCmd(session=sid, option=option, value=value):
+            return {"cmd": "configure", "session": sid, "option": option, "value": value}
+        case RollbackCmd(session=sid, turns=turns, scope=scope):
+            return {"cmd": "rollback", "session": sid, "turns": turns, "scope": scope.value}
+        case CancelCmd(session=sid, clear_queue=clear_queue):
+            return {
+                "cmd": "cancel",
+                "session": sid,
+                **({"clear_queue": True} if clear_queue else {}),
+            }
+        case CompactCmd(session=sid):
+            return {"cmd": "compact", "session": sid}
+        case InfoCmd(session=sid):
+            return {"cmd": "info", "session": sid}
+        case CloseCmd(session=sid):
+            return {"cmd": "close", "session": sid}
+
+
+@attrs.frozen
+class Frame:
+    """One line from the app: the id its reply will carry, and the command."""
+
+    id: int
+    command: Command
+
+    def to_wire(self) -> dict[str, object]:
+        return {"id": self.id, **command_to_wire(self.command)}
+
+    @classmethod
+    def from_wire(cls, raw: object) -> Frame:
+        fields = Fields(raw)
+        return cls(fields.integer("id"), command_from_wire(fields))

@@ -3,15 +3,22 @@
 Every failure the app can see is a `CorralError` with a `kind` from the
 closed set of the schema's `ErrorBody.kind`, a human `message`, and the
 variant's own fields (`status`, `stderr`, `searched`...). They are turned
-into wire JSON in exactly one place: `CorralError.body()`.
+into wire JSON in exactly one place: `CorralError.body()`, through the
+`ErrorBody` value, which is also how a client reads an `error` back
+(`ErrorBody.from_wire`, exact both ways: the extra fields ride verbatim).
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["AgentGone", "CorralError", "ErrorKind"]
+import attrs
+
+from .events import Fields
+
+__all__ = ["AgentGone", "CorralError", "ErrorBody", "ErrorKind"]
 
 
 class ErrorKind(enum.StrEnum):
@@ -31,6 +38,31 @@ class ErrorKind(enum.StrEnum):
     CONSUMER_LAGGED = "ConsumerLagged"
 
 
+_KINDS = {kind.value: kind for kind in ErrorKind}
+
+
+@attrs.frozen(kw_only=True)
+class ErrorBody:
+    """The `error` object of the wire: kind, message, the variant's extra fields."""
+
+    kind: ErrorKind
+    message: str
+    # JSON values beside kind and message (`status`, `stderr`...), verbatim.
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+    def to_wire(self) -> dict[str, object]:
+        return {"kind": self.kind.value, "message": self.message, **self.extra}
+
+    @classmethod
+    def from_wire(cls, raw: object, path: str = "error") -> ErrorBody:
+        fields = Fields(raw, path)
+        return cls(
+            kind=fields.choice("kind", _KINDS),
+            message=fields.string("message"),
+            extra={k: v for k, v in fields.raw.items() if k not in ("kind", "message")},
+        )
+
+
 class CorralError(Exception):
     """A failure reported to the app: kind, message and extra fields."""
 
@@ -40,11 +72,18 @@ class CorralError(Exception):
         self.message = message
         self.fields: Mapping[str, object] = fields
 
+    def error_body(self) -> ErrorBody:
+        return ErrorBody(kind=self.kind, message=self.message, extra=dict(self.fields))
+
     def body(self) -> dict[str, object]:
-        return {"kind": self.kind.value, "message": self.message, **self.fields}
+        return self.error_body().to_wire()
 
     def __repr__(self) -> str:
         return f"CorralError({self.kind.value}, {self.message!r})"
+
+    @classmethod
+    def from_error_body(cls, body: ErrorBody) -> CorralError:
+        return cls(body.kind, body.message, **body.extra)
 
     @classmethod
     def from_body(cls, body: Mapping[str, object]) -> CorralError:

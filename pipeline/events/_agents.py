@@ -11,7 +11,7 @@ import enum
 
 import attrs
 
-from ._shape import Fields, ShapeError, tag_of
+from ._shape import Fields, ShapeError, as_str, tag_of
 
 __all__ = [
     "AccountInfo",
@@ -74,6 +74,16 @@ class MissingAgent:
             "install_hint": self.install_hint,
         }
 
+    @classmethod
+    def from_wire(cls, raw: object, path: str) -> MissingAgent:
+        fields = Fields(raw, path)
+        return cls(
+            id=fields.string("id"),
+            name=fields.string("name"),
+            searched=fields.strings("searched"),
+            install_hint=fields.string("install_hint"),
+        )
+
 
 @attrs.frozen(kw_only=True)
 class AgentInstallation:
@@ -103,14 +113,7 @@ class AgentInstallation:
             name=fields.string("name"),
             executable_path=fields.string("executable_path"),
             source=fields.choice("source", {s.value: s for s in InstallationSource}),
-            upgrade=None
-            if upgrade is None
-            else MissingAgent(
-                id=upgrade.string("id"),
-                name=upgrade.string("name"),
-                searched=upgrade.strings("searched"),
-                install_hint=upgrade.string("install_hint"),
-            ),
+            upgrade=None if upgrade is None else MissingAgent.from_wire(upgrade.raw, upgrade.path),
             acp_args=fields.strings("acp_args") if fields.has("acp_args") else None,
         )
 
@@ -206,9 +209,12 @@ def _auth_from_wire(raw: object, path: str) -> AuthStatus:
         kind_tag, kind_payload = tag_of(
             fields.value("kind"), f"{fields.path}.kind", frozenset(k.value for k in AuthKind)
         )
-        kind: AuthKind | OtherAuth = (
-            AuthKind(kind_tag) if kind_payload is None else OtherAuth(str(kind_payload))
-        )
+        if kind_payload is None:
+            kind: AuthKind | OtherAuth = AuthKind(kind_tag)
+        elif kind_tag == "Other":
+            kind = OtherAuth(as_str(kind_payload, f"{fields.path}.kind.Other"))
+        else:
+            raise ShapeError(f"{fields.path}.kind", f"unknown auth kind {kind_tag!r}")
         account = fields.opt_obj("account")
         return Authenticated(
             kind=kind,
@@ -229,8 +235,10 @@ def _auth_from_wire(raw: object, path: str) -> AuthStatus:
                         env=tuple(method.string_map("env").items()),
                     )
                 )
-            else:
+            elif method_tag == "EnvVar":
                 methods.append(EnvVarLogin(name=method.string("name")))
+            else:
+                raise ShapeError(item_path, f"unknown login method {method_tag!r}")
         return Unauthenticated(login=tuple(methods))
     raise ShapeError(path, f"unknown auth status {tag!r}")
 
@@ -329,6 +337,8 @@ class ConfigOption:
         tag, payload = tag_of(fields.value("kind"), f"{path}.kind", frozenset({"Boolean"}))
         choices: list[ConfigChoice] = []
         if payload is not None:
+            if tag != "Select":
+                raise ShapeError(f"{path}.kind", f"unknown config kind {tag!r}")
             select = Fields(payload, f"{path}.kind.{tag}")
             for item_path, item in select.array("choices"):
                 choice = Fields(item, item_path)
@@ -430,6 +440,12 @@ class DiagnosticNote:
     def to_wire(self) -> dict[str, object]:
         return {"level": self.level.value, "message": self.message}
 
+    @classmethod
+    def from_wire(cls, raw: object, path: str) -> DiagnosticNote:
+        fields = Fields(raw, path)
+        levels = {level.value: level for level in DiagnosticLevel}
+        return cls(level=fields.choice("level", levels), message=fields.string("message"))
+
 
 @attrs.frozen(kw_only=True)
 class DiscoveryReport:
@@ -443,3 +459,14 @@ class DiscoveryReport:
             "missing": [agent.to_wire() for agent in self.missing],
             "diagnostics": [note.to_wire() for note in self.diagnostics],
         }
+
+    @classmethod
+    def from_wire(cls, raw: object, path: str = "report") -> DiscoveryReport:
+        fields = Fields(raw, path)
+        return cls(
+            agents=tuple(AgentInstallation.from_wire(a, p) for p, a in fields.array("agents")),
+            missing=tuple(MissingAgent.from_wire(m, p) for p, m in fields.array("missing")),
+            diagnostics=tuple(
+                DiagnosticNote.from_wire(n, p) for p, n in fields.array("diagnostics")
+            ),
+        )

@@ -57,6 +57,9 @@ class SessionStatus(enum.StrEnum):
     NEEDS_INPUT = "NeedsInput"
 
 
+_STATUSES = {status.value: status for status in SessionStatus}
+
+
 @attrs.frozen(kw_only=True)
 class SessionInfo:
     id: str
@@ -92,7 +95,9 @@ class SessionInfo:
             ),
             resume_token=fields.opt_string("resume_token"),
             title=fields.opt_string("title"),
-            status=SessionStatus(fields.raw.get("status") or "Idle"),
+            status=fields.choice("status", _STATUSES)
+            if fields.has("status")
+            else SessionStatus.IDLE,
         )
 
 

@@ -2,8 +2,39 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from corral.pipeline.events import (
+    PermissionChoice,
+    PermissionRequest,
+    RequestOpened,
+    ToolKind,
+    ToolStatus,
+    ToolUpdate,
+)
+
+ASKING = RequestOpened(
+    PermissionRequest(
+        id="r1",
+        tool=ToolUpdate(id="t1", kind=ToolKind.EDIT, title="Edit a.py", status=ToolStatus.PENDING),
+        options=(PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE),
+    )
+)
+# A turn that cannot end before the app answers its permission request.
+ASKING_TURN = {
+    "turns": [
+        [
+            {"Emit": ASKING.to_wire()},
+            "AwaitAnswer",
+            {"Emit": {"TextDelta": {"message_id": "m1", "text": "done"}}},
+            {"End": {"Completed": {"source": "Protocol"}}},
+        ]
+    ]
+}
 
 TEXT_TURN = {
     "turns": [
@@ -18,14 +49,15 @@ TEXT_TURN = {
 
 async def test_hello_is_the_first_line(serve_mock: Any) -> None:
     serve = await serve_mock(TEXT_TURN)
-    hello = serve.lines[0]["hello"]
-    assert hello["protocol"] == 1 and hello["anyagent"]
+    assert serve.lines[0] == {"hello": {"protocol": 1, "anyagent": metadata.version("corral")}}
     assert await serve.finish() == 0
 
 
 async def test_open_reply_precedes_every_event_of_the_session(
     serve_mock: Any, tmp_path: Path
 ) -> None:
+    # Weak: the mock says nothing before a prompt, so this passes even without
+    # the release in `Server._open`; it needs a mock that emits at open.
     serve = await serve_mock(TEXT_TURN)
     info = await serve.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path)})
     await serve.ok({"cmd": "prompt", "session": info["id"], "text": "hi"})
@@ -72,4 +104,38 @@ async def test_a_command_for_an_unknown_session_is_unknown_session(serve_mock: A
     serve = await serve_mock(TEXT_TURN)
     reply = await serve.request({"cmd": "prompt", "session": "s42", "text": "hi"})
     assert reply["error"]["kind"] == "UnknownSession"
+    assert await serve.finish() == 0
+
+
+def test_version_prints_the_installed_version() -> None:
+    script = Path(sys.executable).parent / "corral"  # the console script pip installed
+    result = subprocess.run(
+        [str(script), "--version"], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == f"corral {metadata.version('corral')}"
+
+
+async def test_a_later_fast_command_is_answered_before_an_earlier_slow_one(
+    serve_mock: Any, tmp_path: Path
+) -> None:
+    serve = await serve_mock(ASKING_TURN)
+    slow = await serve.send(
+        {"cmd": "generate", "agent": "mock", "dir": str(tmp_path), "prompt": "go"}
+    )
+    asked = await serve.wait_event(None, "RequestOpened")
+    fast = await serve.send({"cmd": "discover"})
+    fast_reply = await serve.reply(fast)
+    assert fast_reply["ok"]["agents"][0]["id"] == "mock"
+    assert not any(line.get("id") == slow for line in serve.lines)  # generate still waits
+    await serve.ok(
+        {
+            "cmd": "answer",
+            "session": asked["session_id"],
+            "request": "r1",
+            "answer": {"Permission": "AllowOnce"},
+        }
+    )
+    slow_reply = await serve.reply(slow)
+    assert slow_reply["ok"]["text"] == "done"
+    assert serve.lines.index(fast_reply) < serve.lines.index(slow_reply)
     assert await serve.finish() == 0

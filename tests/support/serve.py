@@ -86,13 +86,18 @@ class ServeProcess:
     async def wait_for(
         self, predicate: Callable[[Line], bool], timeout: float = 30.0, after: int = 0
     ) -> Line:
-        """The first line (from index `after`) satisfying `predicate`."""
+        """The first line (from index `after`) satisfying `predicate`.
+
+        Each line is shown to `predicate` once, in order, so a predicate may
+        keep state (count what it has seen).
+        """
         async with asyncio.timeout(timeout):
             async with self._arrived:
                 while True:
                     for line in self.lines[after:]:
                         if predicate(line):
                             return line
+                    after = max(after, len(self.lines))
                     if self._reader is not None and self._reader.done():
                         raise AssertionError(
                             f"corral exited before the expected line; last: {self.lines[-3:]}"
@@ -101,7 +106,10 @@ class ServeProcess:
 
     async def request(self, command: dict[str, Any], timeout: float = 30.0) -> Line:
         """Send and return the reply line (`ok` or `error`)."""
-        frame_id = await self.send(command)
+        return await self.reply(await self.send(command), timeout)
+
+    async def reply(self, frame_id: int, timeout: float = 30.0) -> Line:
+        """The reply line (`ok` or `error`) to the frame sent with `frame_id`."""
         return await self.wait_for(
             lambda line: line.get("id") == frame_id and ("ok" in line or "error" in line),
             timeout,
@@ -128,15 +136,15 @@ class ServeProcess:
         return out
 
     async def wait_event(
-        self, session: str, kind: str, timeout: float = 30.0, count: int = 1
+        self, session: str | None, kind: str, timeout: float = 30.0, count: int = 1
     ) -> Line:
-        """The `count`-th event of `kind` in `session`."""
+        """The `count`-th event of `kind` in `session` (None: in any session)."""
         seen = 0
 
         def match(line: Line) -> bool:
             nonlocal seen
             event = line.get("event")
-            if event is None or event["session_id"] != session:
+            if event is None or session not in (None, event["session_id"]):
                 return False
             name = event["kind"] if isinstance(event["kind"], str) else next(iter(event["kind"]))
             if name == kind:
