@@ -67,19 +67,62 @@ def parse_spec(text: str, *, source: str, home: str) -> PolicySpec:
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        found = re.search(r"\(at line (\d+), column \d+\)", str(error))
-        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
-        raise PolicyError(
-            source, [Problem(int(found.group(1)) if found else None, f"not TOML: {message}")]
-        ) from None
+        raise PolicyError(source, [_toml_problem(str(error), text)]) from None
     checker = _Checker(Locator(text), home)
     spec = checker.spec(document, source)
     if checker.problems:
-        raise PolicyError(source, checker.problems)
-    return attrs.evolve(spec, warnings=tuple(checker.warnings))
+        raise PolicyError(source, _by_line(checker.problems))
+    return attrs.evolve(spec, warnings=tuple(_by_line(checker.warnings)))
+
+
+def _by_line(problems: Sequence[Problem]) -> list[Problem]:
+    """In file order (problems without a line first), as `policy check` prints them."""
+    return sorted(problems, key=lambda problem: problem.line or 0)
+
+
+_UNTERMINATED = 'unterminated string: close it on its line (or use """ for several lines)'
+
+
+def _toml_problem(error: str, text: str) -> Problem:
+    """tomllib's complaint, said in the policy's words where it is obscure."""
+    found = re.search(r"\(at line (\d+), column \d+\)", error)
+    line = int(found.group(1)) if found else None
+    message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", error)
+    if message == "Illegal character '\\n'":  # a newline inside a one-line string
+        return Problem(line, _UNTERMINATED)
+    if message in ("Unterminated string", 'Expected "\'"'):
+        return Problem(_open_string_line(text), _UNTERMINATED)
+    return Problem(line, f"not TOML: {message}")
+
+
+def _open_string_line(text: str) -> int | None:
+    """Where the string that runs to the end of the file starts (a best guess).
+
+    A multi-line string still open at the end, else the last line (not a
+    comment) with an odd number of quotes of one kind.
+    """
+    multi: tuple[str, int] | None = None  # the open delimiter, and its line
+    odd: int | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        if multi is not None:
+            if line.count(multi[0]) % 2 == 1:
+                multi = None
+            continue
+        opener = next((d for d in ('"""', "'''") if line.count(d) % 2 == 1), None)
+        if opener is not None:
+            multi = (opener, number)
+            continue
+        plain = line.replace("\\\\", "").replace('\\"', "")
+        if not plain.lstrip().startswith("#") and (plain.count('"') % 2 or plain.count("'") % 2):
+            odd = number
+    return multi[1] if multi is not None else odd
 
 
 class _Checker(ValueReader):
+    def __init__(self, locator: Locator, home: str) -> None:
+        super().__init__(locator, home)
+        self.rule_ids: list[tuple[str, int]] = []  # every rule id that reads, and its line
+
     # ---- the document ------------------------------------------------------------
 
     def spec(self, document: dict[str, Any], source: str) -> PolicySpec:
@@ -94,7 +137,7 @@ class _Checker(ValueReader):
             raw_rules = []
         rules = [self.rule(raw, index) for index, raw in enumerate(raw_rules)]
         checked = tuple(rule for rule in rules if rule is not None)
-        self.check_ids(checked)
+        self.check_ids(self.rule_ids)
         self.check_reachable(checked)
         guards, writable = self.guards(document.get("guards", {}))
         return PolicySpec(
@@ -126,13 +169,13 @@ class _Checker(ValueReader):
                 self.fail(section, "writable", f"writable {glob.source!r}: start it with / or ~")
         return found, writable
 
-    def check_ids(self, rules: tuple[Rule, ...]) -> None:
-        seen: dict[str, Rule] = {}
-        for rule in rules:
-            if rule.id in seen:
-                message = f"rule id {rule.id!r} is used twice (first at line {seen[rule.id].line})"
-                self.problems.append(Problem(rule.line, message))
-            seen.setdefault(rule.id, rule)
+    def check_ids(self, rule_ids: list[tuple[str, int]]) -> None:
+        first: dict[str, int] = {}
+        for rule_id, line in rule_ids:
+            if rule_id in first:
+                message = f"rule id {rule_id!r} is used twice (first at line {first[rule_id]})"
+                self.problems.append(Problem(line, message))
+            first.setdefault(rule_id, line)
 
     def check_reachable(self, rules: tuple[Rule, ...]) -> None:
         catch_all: dict[RequestKind, Rule] = {}
@@ -154,7 +197,6 @@ class _Checker(ValueReader):
         if not isinstance(raw, dict):
             self.fail(section, None, f"rule {index + 1} must be a table")
             return None
-        before = len(self.problems)
         request = self.choice(raw, section, "request", RequestKind) or RequestKind.PERMISSION
         allowed = _COMMON_KEYS + (
             QUESTION_KEYS if request is RequestKind.QUESTION else _PERMISSION_KEYS
@@ -165,15 +207,20 @@ class _Checker(ValueReader):
             self.fail(section, None, f"rule {index + 1} has no `id`")
         elif not _ID.fullmatch(rule_id):
             self.fail(section, "id", f"rule id {rule_id!r}: use letters, digits, _ . : -")
+        line = self.locator.line(section) or 0
+        if rule_id is not None:
+            self.rule_ids.append((rule_id, line))
         action = self.choice(raw, section, "action", Action)
         if action is None and "action" not in raw:
             self.fail(section, None, f"rule {rule_id or index + 1} has no `action`")
         fields = self.rule_fields(raw, section, request)
-        if len(self.problems) > before or rule_id is None or action is None:
+        if rule_id is None or action is None:
             return None
+        # Checked even when a field was wrong (it reads as absent), so one run
+        # names every problem; a policy with problems is never used.
         rule = Rule(
             id=rule_id,
-            line=self.locator.line(section) or 0,
+            line=line,
             action=action,
             request=request,
             **fields,
@@ -202,7 +249,7 @@ class _Checker(ValueReader):
         fields.update(
             tools=tools,
             commands=self.matchers(raw, section, "command", words=True),
-            command_lines=self.matchers(raw, section, "command_line"),
+            command_lines=self.matchers(raw, section, "command_line", words=True),
             paths=self.path_globs(raw, section, "path"),
             location=self.choice(raw, section, "location", Location),
             hosts=self.names(raw, section, "host", fold_case=True),
@@ -218,6 +265,9 @@ class _Checker(ValueReader):
 
     def check_rule(self, rule: Rule, raw: dict[str, Any], section: Section) -> None:
         """Conditions and options that make no sense together."""
+        if rule.action is Action.ALLOW and any(m.how == "prefix" for m in rule.command_lines):
+            line = self.locator.line(section, "command_line")
+            self.warnings.append(Problem(line, _CHAINED.format(rule=rule.id)))
         for guard in sorted(rule.override_guards - set(GUARD_IDS)):
             self.fail(section, "override_guards", unknown("guard", guard, GUARD_IDS))
         if (rule.mcp_servers or rule.mcp_tools) and rule.tools != {"Mcp"}:
@@ -226,12 +276,14 @@ class _Checker(ValueReader):
             self.fail(section, "tool", "command and command_line apply only to tool = Execute")
         if (rule.paths or rule.location) and rule.tools and not rule.tools & _FILE_TOOLS:
             self.fail(section, "path" if rule.paths else "location", _PATH_ON_EXECUTE)
+        timeout_unread = "on_timeout" in raw and rule.on_timeout is None  # already a problem
         needs = {
             "always": rule.action in (Action.ALLOW, Action.DENY),
-            "message": rule.action is Action.DENY or rule.on_timeout is not None,
+            "message": rule.action is Action.DENY or rule.on_timeout is not None or timeout_unread,
             "deadline": rule.action is Action.ASK,
             "on_timeout": rule.action is Action.ASK,
             "override_guards": rule.action is Action.ALLOW
+            or timeout_unread
             or (rule.on_timeout is not None and rule.on_timeout.allows),
             "choice": rule.action is Action.ANSWER,
             "text": rule.action is Action.ANSWER,
@@ -247,4 +299,8 @@ class _Checker(ValueReader):
             self.fail(section, "action", 'a question rule\'s action is "answer" or "ask"')
 
 
+_CHAINED = (
+    "rule {rule!r} allows by a command_line prefix, which also matches chained commands "
+    "(`git status && rm -rf build`); match each command with `command` instead"
+)
 _PATH_ON_EXECUTE = "path and location do not apply to Execute (match its command instead)"

@@ -113,7 +113,10 @@ class TextMatcher:
     On a command, a prefix compares whole words (`git status` matches
     `git status -s`, not `git statusx`); a glob must match the whole command
     text (words joined by one space, `*` matches anything); a regex is
-    searched (anchor it with `^` and `$`).
+    searched (anchor it with `^` and `$`). A command prefix (`words` set)
+    matched against a whole command line ends at a word too: the text after
+    it is empty or starts with whitespace. Other prefixes (URLs, question
+    texts) compare characters.
     """
 
     how: str  # prefix, glob, regex
@@ -131,7 +134,10 @@ class TextMatcher:
 
     def matches_text(self, text: str) -> bool:
         if self.how == "prefix":
-            return text.startswith(self.pattern)
+            if not text.startswith(self.pattern):
+                return False
+            rest = text[len(self.pattern) :]
+            return not self.words or not rest or rest[0].isspace() or self.pattern[-1].isspace()
         assert self.regex is not None
         if self.how == "glob":
             return self.regex.fullmatch(text) is not None

@@ -7,15 +7,23 @@ every permission reaches corral:
 - `acp`: the ad-hoc ref's path and args (wire only: `{"acp": {"name", "path", "args"}}`);
 - `gemini`: `gemini --acp`; authenticates with `gemini-api-key` when
   `GEMINI_API_KEY` is set;
-- `opencode`: `opencode acp --cwd DIR` (it reads `$PWD`; its own
-  `permission` config decides which tools ask);
+- `opencode`: `opencode acp --cwd DIR` (it reads `$PWD`), with
+  `OPENCODE_PERMISSION={"bash": "ask", "edit": "ask", "webfetch": "ask"}`:
+  opencode 1.18 merges that JSON over the `permission` of every config file
+  it read (global, project, managed), so those tools ask whatever the
+  user's config says (checked against the pinned 1.18.33);
 - `copilot`: `copilot --acp` (the Copilot CLI over ACP, so permissions pass
-  through corral);
+  through corral), without `COPILOT_ALLOW_ALL`;
 - `claude-acp`: `claude-code-acp` (Zed's Claude Code adapter);
 - `codex-acp`: `codex-acp -c approval_policy="untrusted" -c
   sandbox_mode="danger-full-access"` (Zed's Codex adapter; asks before every
   command that is not known to be safe);
 - `qwen`: `qwen --acp` (Qwen Code).
+
+A recipe's `bypass_env` (the agent's own "allow everything" switches) is
+dropped from the environment, whether it came from corral's or the app's;
+its `env` is set after the app's, so the app cannot turn the asking off.
+Modes that let an agent allow tools by itself are hidden (`_settings.py`).
 
 `probe` starts the agent, reads its `initialize` answer (version,
 capabilities, login methods) and stops it: several ACP agents have no
@@ -44,6 +52,8 @@ __all__ = ["RECIPES", "catalog_entries"]
 
 _PROBE_TIMEOUT = 30.0
 _PROBE_GRACE = 2.0
+# What opencode asks about; the rest (read, list, glob, grep) it allows by default.
+_OPENCODE_ASKING = '{"bash": "ask", "edit": "ask", "webfetch": "ask"}'
 
 RECIPES: dict[str, AcpRecipe] = {
     "acp": AcpRecipe(),
@@ -57,8 +67,12 @@ RECIPES: dict[str, AcpRecipe] = {
             agent_login=False,  # its agent-run method is a Google login in a browser
         ),
     ),
-    "opencode": AcpRecipe(args=("acp",), cwd_flag="--cwd"),
-    "copilot": AcpRecipe(args=("--acp",)),
+    "opencode": AcpRecipe(
+        args=("acp",),
+        cwd_flag="--cwd",
+        env=(("OPENCODE_PERMISSION", _OPENCODE_ASKING),),
+    ),
+    "copilot": AcpRecipe(args=("--acp",), bypass_env=("COPILOT_ALLOW_ALL",)),
     "claude-acp": AcpRecipe(),
     "codex-acp": AcpRecipe(
         args=("-c", 'approval_policy="untrusted"', "-c", 'sandbox_mode="danger-full-access"')
@@ -111,7 +125,8 @@ def driver_factory(recipe: AcpRecipe, environ: Mapping[str, str] | None) -> Driv
 def prober(recipe: AcpRecipe) -> Prober:
     async def probe(installation: AgentInstallation, environ: Mapping[str, str]) -> AgentDetails:
         argv = [installation.executable_path, *recipe.args, *(installation.acp_args or ())]
-        env = {**environ, **dict(recipe.env)}
+        env = {k: v for k, v in environ.items() if k not in recipe.bypass_env}
+        env.update(recipe.env)
         try:
             async with asyncio.timeout(_PROBE_TIMEOUT):
                 return await _probe(argv, env)

@@ -101,7 +101,8 @@ class AcpRecipe:
     args: tuple[str, ...] = ()  # after the executable
     cwd_flag: str | None = None  # `opencode acp --cwd DIR`
     auth: AuthPolicy = attrs.Factory(AuthPolicy)
-    env: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # set last: what keeps the agent asking
+    bypass_env: tuple[str, ...] = ()  # the agent's own "allow everything" switches: dropped
     incoming_capacity: int = 256
     terminal: bool = True  # offer the `terminal` client capability
 
@@ -147,8 +148,10 @@ class AcpDriver:
 
     def env(self) -> dict[str, str]:
         env = dict(self._environ)
-        env.update(self._recipe.env)
         env.update(self._launch.env)
+        for name in self._recipe.bypass_env:  # from corral's environment or the app's
+            env.pop(name, None)
+        env.update(self._recipe.env)  # after the app's: it cannot turn the asking off
         env["PWD"] = self._launch.dir  # some agents (opencode) read $PWD, not the cwd
         return env
 

@@ -12,6 +12,14 @@ Changes the agent makes on its own (`current_mode_update`,
 `config_option_update`) become `ConfigApplied` for each changed value,
 so the engine's configuration follows; a new set of options also becomes
 `InfoChanged(config_options=...)`. Pure data in, data out: no I/O.
+
+Every agent stays in the mode that asks: a choice that lets the agent
+allow tools by itself (Claude adapter `bypassPermissions`, `acceptEdits`,
+`dontAsk`; Gemini `yolo`, `autoEdit`; Copilot `#autopilot` and its
+`allow_all = on`; Codex `full-access`) is never offered, so neither the app
+nor `configure` can pick it (`InvalidConfiguration`, like any value not
+offered). corral's own `AcceptEdits` and `AutoApprove` modes do that job,
+with the policy and its guards still deciding.
 """
 
 from __future__ import annotations
@@ -27,6 +35,31 @@ from ...pipeline.events import ConfigChoice, ConfigOption, ConfigValue
 __all__ = ["MODE_OPTION", "Settings"]
 
 MODE_OPTION = "mode"
+
+# Mode ids (or the `#fragment` of a URL id) in which the agent decides by itself.
+_SELF_APPROVING_MODES = frozenset(
+    {
+        "bypassPermissions",  # Claude Code adapter
+        "acceptEdits",  # Claude Code adapter: edits without asking
+        "dontAsk",  # Claude Code adapter: denies what is not pre-approved, without asking
+        "yolo",  # Gemini CLI
+        "autoEdit",  # Gemini CLI
+        "autopilot",  # Copilot: "enables allow-all"
+        "full-access",  # Codex adapter's preset that never asks
+    }
+)
+# Other options with values that stop the asking.
+_SELF_APPROVING_VALUES: Mapping[str, frozenset[str]] = {
+    "allow_all": frozenset({"on"}),  # Copilot, category "permissions"
+}
+
+
+def _self_approving(option: str, category: str | None, value: str) -> bool:
+    """Whether choosing `value` would let the agent allow tools without asking corral."""
+    if value in _SELF_APPROVING_VALUES.get(option, ()):
+        return True
+    is_mode = option == MODE_OPTION or category == "mode"
+    return is_mode and value.rpartition("#")[2] in _SELF_APPROVING_MODES
 
 
 def _choice(raw: object) -> ConfigChoice | None:
@@ -69,7 +102,11 @@ def config_option(raw: object) -> ConfigOption | None:
         return ConfigOption(
             boolean=True, current=current if isinstance(current, bool) else None, **common
         )
-    choices = _choices(raw.get("options"))
+    choices = tuple(
+        choice
+        for choice in _choices(raw.get("options"))
+        if not _self_approving(raw["id"], common["category"], choice.value)
+    )
     if not choices:
         return None
     return ConfigOption(
@@ -83,15 +120,18 @@ def mode_option(raw: object) -> ConfigOption | None:
         return None
     choices = []
     for mode in raw.get("availableModes") or []:
-        if isinstance(mode, dict) and isinstance(mode.get("id"), str):
-            name, description = mode.get("name"), mode.get("description")
-            choices.append(
-                ConfigChoice(
-                    value=mode["id"],
-                    label=name if isinstance(name, str) else mode["id"],
-                    description=description if isinstance(description, str) else None,
-                )
+        if not isinstance(mode, dict) or not isinstance(mode.get("id"), str):
+            continue
+        if _self_approving(MODE_OPTION, "mode", mode["id"]):
+            continue
+        name, description = mode.get("name"), mode.get("description")
+        choices.append(
+            ConfigChoice(
+                value=mode["id"],
+                label=name if isinstance(name, str) else mode["id"],
+                description=description if isinstance(description, str) else None,
             )
+        )
     if not choices:
         return None
     current = raw.get("currentModeId")

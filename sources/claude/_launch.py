@@ -5,10 +5,14 @@ MCP servers, extra env and args) and the base environment. What flows out:
 a `Launch`: the argv, the environment, and the session id (the resume
 token) the process will use.
 
-The wire flags are fixed: `-p --input-format stream-json --output-format
+The wire flags are fixed: `-p --output-format stream-json --input-format
 stream-json --verbose --include-partial-messages --permission-prompt-tool
 stdio --replay-user-messages`. No flag ever lets the CLI allow tools by
-itself: every permission comes to corral as `can_use_tool`.
+itself: every permission comes to corral as `can_use_tool`. The app's
+extra `args` are refused (`InvalidConfiguration`) when they hold a flag
+that would (`--dangerously-skip-permissions`, `--permission-mode`,
+`--allowedTools`, ...): modes are corral's `permission_mode` or the `mode`
+setting, allows are a policy's rules.
 
 Sessions: a new session gets `--session-id <uuid corral mints>`, so its
 resume token exists before the first turn; `resume` adds `--resume
@@ -33,9 +37,9 @@ __all__ = ["WIRE_FLAGS", "Launch", "launch_for", "restart_for"]
 
 WIRE_FLAGS = (
     "-p",
-    "--input-format",
-    "stream-json",
     "--output-format",
+    "stream-json",
+    "--input-format",
     "stream-json",
     "--verbose",
     "--include-partial-messages",
@@ -44,6 +48,17 @@ WIRE_FLAGS = (
     "--replay-user-messages",
 )
 _MODES = frozenset(choice.value for choice in MODE_CHOICES)
+# Flags with which the CLI would allow tools without asking corral.
+_SELF_DECIDING_FLAGS = frozenset(
+    {
+        "--dangerously-skip-permissions",
+        "--allow-dangerously-skip-permissions",
+        "--permission-mode",
+        "--permission-prompt-tool",
+        "--allowedTools",
+        "--allowed-tools",
+    }
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -76,6 +91,19 @@ def _setting_flags(model: str, mode: str) -> list[str]:
     if mode != "default":  # the CLI's own default asks; `--permission-mode` has no "default"
         flags += ["--permission-mode", mode]
     return flags
+
+
+def _checked_args(args: tuple[str, ...]) -> list[str]:
+    for arg in args:
+        flag = arg.partition("=")[0]
+        if flag in _SELF_DECIDING_FLAGS:
+            raise CorralError(
+                ErrorKind.INVALID_CONFIGURATION,
+                f"Claude Code argument {flag} would let the CLI decide permissions "
+                "without corral; use permission_mode, the `mode` setting or a policy instead",
+                argument=arg,
+            )
+    return list(args)
 
 
 def _mcp_entry(server: McpServer) -> dict[str, object]:
@@ -123,7 +151,7 @@ def launch_for(
         argv += ["--session-id", session_id]
     if spec.mcp_servers:
         argv += ["--mcp-config", mcp_config(spec.mcp_servers)]
-    argv += list(spec.args)
+    argv += _checked_args(spec.args)
     env = _environment(base_env, spec)
     return Launch(argv=tuple(argv), env=env, session_id=session_id, model=model, mode=mode)
 

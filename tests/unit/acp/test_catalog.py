@@ -63,6 +63,7 @@ def test_launch_lines_are_exact() -> None:
         'sandbox_mode="danger-full-access"',
         "--extra",
     ]
+    assert driver_for("qwen").argv() == ["/opt/qwen", "--acp", "--extra"]
 
 
 def test_an_ad_hoc_agent_gets_its_refs_args_and_the_sessions_env() -> None:

@@ -27,8 +27,11 @@ def launch(**fields: object):  # type: ignore[no-untyped-def]
 
 def test_wire_flags_ask_through_stdio_and_never_bypass() -> None:
     _, plan = launch()
-    assert plan.argv[: 1 + len(WIRE_FLAGS)] == ("/bin/claude", *WIRE_FLAGS)
-    assert plan.argv[8:10] == ("--permission-prompt-tool", "stdio")
+    exact = (
+        "-p --output-format stream-json --input-format stream-json --verbose "
+        "--include-partial-messages --permission-prompt-tool stdio --replay-user-messages"
+    )
+    assert plan.argv[: 1 + len(WIRE_FLAGS)] == ("/bin/claude", *exact.split(" "))
     joined = " ".join(plan.argv)
     assert "bypass" not in joined and "dangerously" not in joined and "--allowedTools" not in joined
 
@@ -73,6 +76,24 @@ def test_settings_that_are_not_offered_are_refused(option: tuple[str, str]) -> N
     with pytest.raises(CorralError) as raised:
         launch(configure=(option,))
     assert raised.value.kind is ErrorKind.INVALID_CONFIGURATION
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--dangerously-skip-permissions",),
+        ("--allow-dangerously-skip-permissions",),
+        ("--permission-mode", "bypassPermissions"),
+        ("--permission-mode=acceptEdits",),
+        ("--allowedTools", "Bash"),
+        ("--verbose-extra", "--permission-prompt-tool", "mcp__x__y"),
+    ],
+)
+def test_extra_args_that_let_the_cli_decide_are_refused(args: tuple[str, ...]) -> None:
+    with pytest.raises(CorralError) as raised:
+        launch(args=args)
+    assert raised.value.kind is ErrorKind.INVALID_CONFIGURATION
+    assert "would let the CLI decide permissions" in raised.value.message
 
 
 def test_mcp_servers_go_in_one_config() -> None:

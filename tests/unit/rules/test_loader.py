@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 from corral.pipeline.commands import PermissionMode
 from corral.pipeline.errors import ErrorKind
-from corral.pipeline.rules import PRESETS, PolicyError, load_policy, load_preset, parse_policy
+from corral.pipeline.rules import (
+    PRESETS,
+    PolicyError,
+    load_policy,
+    load_preset,
+    parse_policy,
+    preset_text,
+)
 from corral.pipeline.rules._model import Action, GuardAction, Location, RequestKind, TimeoutChoice
 
 FULL = """\
@@ -228,3 +236,25 @@ def test_each_shipped_preset_loads_and_sets_its_mode(name: str) -> None:
 def test_an_unknown_preset_is_a_policy_error() -> None:
     with pytest.raises(PolicyError, match="unknown preset 'Yolo'"):
         load_policy("preset:Yolo")
+
+
+_COMMENTED_SETTING = re.compile(r"^# (\[\[?[\w.-]+\]\]?|[\w-]+ = .+)$")
+
+
+def uncommented(text: str) -> str:
+    """The preset with every commented-out setting (`# key = value`, `# [table]`) switched on."""
+    lines = text.split("\n")
+    return "\n".join(
+        m.group(1) if (m := _COMMENTED_SETTING.match(line)) else line for line in lines
+    )
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_each_presets_commented_out_settings_load_when_uncommented(name: str) -> None:
+    text = preset_text(name)
+    parse_policy(uncommented(text), source=name)
+
+
+def test_auto_approves_suggested_deadline_applies_to_the_whole_policy() -> None:
+    spec = parse_policy(uncommented(preset_text("AutoApprove"))).spec
+    assert (spec.deadline, spec.on_timeout) == (300, TimeoutChoice.DENY)

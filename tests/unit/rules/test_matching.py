@@ -383,3 +383,42 @@ def test_the_mode_never_allows_without_allow_once(home: Path, session: Path) -> 
         request, context(str(session), mode=PermissionMode.AUTO_APPROVE)
     )
     assert isinstance(verdict, Forward)
+
+
+PREFIXES = """
+[[rule]]
+id = "line-status"
+command_line = "git status"
+action = "deny"
+
+[[rule]]
+id = "word-status"
+command = "git status"
+action = "deny"
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "by"),
+    [
+        ("git status", "rule:line-status"),
+        ("git status -s", "rule:line-status"),
+        ("git status\t-s", "rule:line-status"),
+        ("git statusx; rm -rf build", "mode:Ask"),
+        ("git statusx", "mode:Ask"),
+        ("git status; rm -rf build", "rule:word-status"),  # `;` ends the word, not the prefix
+    ],
+)
+def test_a_command_prefix_ends_at_a_word(line: str, by: str, home: Path, session: Path) -> None:
+    verdict = policy(PREFIXES, str(home)).decide(
+        permission("Execute", command=line), context(str(session))
+    )
+    assert decided_by(verdict) == by
+
+
+def test_a_url_prefix_still_compares_characters(home: Path, session: Path) -> None:
+    text = '[[rule]]\nid = "api"\nurl = "https://api.example.com/v"\naction = "allow"\n'
+    verdict = policy(text, str(home)).decide(
+        permission("Fetch", url="https://api.example.com/v2/x"), context(str(session))
+    )
+    assert decided_by(verdict) == "rule:api"
