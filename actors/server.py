@@ -168,9 +168,8 @@ async def serve(
             await writer.reply(hello_line(version))
             async with make_runtime() as runtime:
                 if metrics is not None:
-                    metrics.set_channels(
-                        lambda: [*runtime.channels(), writer.replies, writer.lines]
-                    )
+                    # The Runtime binds its own channels; the line writer's are serve's.
+                    metrics.add_channels(lambda: [writer.replies, writer.lines])
                 server = Server(runtime, writer)
                 splitter = LineSplitter(max_line=MAX_FRAME)
                 async with asyncio.TaskGroup() as commands:

@@ -182,10 +182,11 @@ def _tools_tool_calls(b: Board) -> None:
     )
     b.stat(
         "Auto-decided share",
-        "Share of requests corral decided itself (a mode or a "
-        "rule) over the dashboard's time range.",
+        "Share of requests corral decided itself (a mode, a rule "
+        "or a guard) over the dashboard's time range.",
         "percentunit",
-        f'sum(increase(corral_decisions_total{{{SA}, decided_by=~"mode:.*|rule"}}[$__range]))'
+        f'sum(increase(corral_decisions_total{{{SA}, decided_by=~"mode:.*|rule|guard:.*"}}'
+        "[$__range]))"
         f" / sum(increase(corral_decisions_total{{{SA}}}[$__range]))",
     )
     b.series(
@@ -246,7 +247,7 @@ def _tools_permissions_and_questions(b: Board) -> None:
     b.series(
         "Who decided",
         "Requests decided per second, by who decided (app, rule, "
-        "mode:<mode>, timeout, cancel, turn_end, shutdown, agent).",
+        "mode:<mode>, guard:<guard>, timeout, cancel, turn_end, shutdown, agent).",
         "ops",
         target(rate("corral_decisions_total", by="decided_by"), "{{decided_by}}"),
         stack=True,

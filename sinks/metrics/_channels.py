@@ -1,10 +1,12 @@
 """Channel statistics, read at scrape time: depth, capacity, flow, backpressure.
 
 Every edge of the pipeline is a bounded `Channel` with a frozen
-`statistics()` snapshot. At each scrape the collector calls its source (a
-callable returning the live channels: every live session's plus the line
-writer's) and sums the snapshots per queue, the channel's name without
-its session id (`s12/driver` is queue `driver`):
+`statistics()` snapshot. At each scrape the collector calls its sources
+(callables returning live channels: the Runtime's `source`, every live
+session's; and any `extra` ones, such as the line writer's), counts each
+channel once however many sources return it, and sums the snapshots per
+queue, the channel's name without its session id (`s12/driver` is queue
+`driver`):
 
 - gauges: live channels, items queued, capacity, the fullest channel's
   fill ratio, senders waiting (blocked by backpressure now);
@@ -96,6 +98,7 @@ class ChannelCollector(Collector):
     def __init__(self, queues: Callable[[str], str], source: ChannelSource | None = None) -> None:
         self._queues = queues  # caps the queue label
         self.source = source
+        self.extra: tuple[ChannelSource, ...] = ()
         self._seen: dict[int, StatsSource] = {}
         self._retired_channels: weakref.WeakSet[StatsSource] = weakref.WeakSet()
         self._retired: dict[str, _Queue] = {}
@@ -115,11 +118,11 @@ class ChannelCollector(Collector):
         self._retired.setdefault(queue, _Queue()).add_flow(stats)
 
     def _live(self) -> dict[int, StatsSource]:
-        if self.source is None:
-            return {}
+        sources = self.extra if self.source is None else (self.source, *self.extra)
         return {
             id(channel): channel
-            for channel in self.source()
+            for source in sources
+            for channel in source()
             if channel not in self._retired_channels
         }
 

@@ -195,9 +195,17 @@ class MetricsServer:
 
     @property
     def port(self) -> int:
+        return self.addresses[0][1]
+
+    @property
+    def addresses(self) -> list[tuple[str, int]]:
+        """(host, port) of every socket the server listens on."""
         if self._server is None or not self._server.sockets:
             raise RuntimeError("the metrics server is not running")
-        return int(self._server.sockets[0].getsockname()[1])
+        return [
+            (str(name[0]), int(name[1]))
+            for name in (sock.getsockname() for sock in self._server.sockets)
+        ]
 
     @property
     def url(self) -> str:

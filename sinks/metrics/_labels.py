@@ -5,7 +5,9 @@ open set (a session id, a tool id, a model name an agent invents) grows
 without bound. Two tools keep that from happening:
 
 - normalizers map an open value onto a closed set (`exit_kind("signal 9
-  (SIGKILL)")` is `"signal"`, `decided_by("rule:r17")` is `"rule"`);
+  (SIGKILL)")` is `"signal"`, `decided_by("rule:r17")` is `"rule"`; a
+  guard keeps its id, `"guard:rm-root"`, because the built-in guards are a
+  closed set of five, and an operator wants to see which one fires);
 - `LabelCap` admits the first `limit` distinct values of a label that is
   closed in practice but open in principle (agent ids: ad-hoc ACP agents
   bring their own; models) and maps every later newcomer to `"other"`,
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from ...pipeline.rules import GUARD_IDS
 
 __all__ = [
     "DECISIONS",
@@ -105,16 +109,23 @@ def exit_kind(status: str) -> str:
 
 _DECIDERS = frozenset({"app", "timeout", "cancel", "turn_end", "shutdown", "agent"})
 _MODES = frozenset({"mode:Ask", "mode:AutoApprove", "mode:AcceptEdits"})
+# Rule ids are the user's (open); guard ids are corral's own five (closed).
+_GUARDS = frozenset(f"guard:{guard}" for guard in GUARD_IDS)
 
 
 def decided_by_label(decided_by: str) -> str:
-    """`Decision.decided_by` without its open part: `rule:<id>` is "rule"."""
-    if decided_by in _DECIDERS or decided_by in _MODES:
+    """`Decision.decided_by` without its open part: `rule:<id>` is "rule".
+
+    `guard:<id>` stays as is for the built-in guards; any other guard id
+    (none today) is "guard:other", as an unknown mode is "mode:other".
+    """
+    if decided_by in _DECIDERS or decided_by in _MODES or decided_by in _GUARDS:
         return decided_by
     if decided_by.startswith("rule:") or decided_by == "rule":
         return "rule"
-    if decided_by.startswith("mode:"):
-        return "mode:other"
+    for prefix in ("mode:", "guard:"):
+        if decided_by.startswith(prefix):
+            return f"{prefix}other"
     return OTHER
 
 

@@ -1,8 +1,8 @@
 """`Metrics`: one registry per Runtime, and everything that feeds it.
 
-    metrics = Metrics(channels=lambda: live_channels())
-    runtime = Runtime(sinks=[metrics.sink], telemetry=Telemetry([metrics.observer]))
-    server = await metrics.serve_http("127.0.0.1", 9464)   # GET /metrics
+    metrics = Metrics()
+    runtime = Runtime(metrics=metrics)          # binds it: sink, observer, channels
+    server = await metrics.serve_http(port=9464)   # GET /metrics on 127.0.0.1
     ...
     await server.aclose()
 
@@ -10,7 +10,8 @@ What flows in: each session's records through its `MetricsSink` (made by
 `metrics.sink(session_id, agent_id, dir)`, a Runtime `SinkFactory`); agent
 process and wire telemetry through `metrics.observer`; live channel
 statistics pulled at scrape time from the `channels` callable (with
-`retire_channels` when a session ends, for exact totals); lines written to
+`retire_channels` when a session ends, for exact totals), plus any
+`add_channels` sources outside the Runtime (the line writer's); lines written to
 the app through `count_lines(stream)`; sink health through `sink_error`,
 `transcript_written`, `transcript_fsynced`. What flows out: the exposition
 of `metrics.registry`, a fresh `CollectorRegistry` (never the global
@@ -18,6 +19,11 @@ default), over HTTP, ASGI or `render()`.
 
 Bounded cardinality: agent ids, models and queues are capped (`LabelCap`);
 every other label is a closed set.
+
+One registry per Runtime: `channels` (or `set_channels`) binds the Metrics
+to one Runtime's channels, and a second binding raises `MetricsBoundError`
+instead of silently replacing the first Runtime's channels (its sessions
+would still count, but its queues would vanish from the exposition).
 """
 
 from __future__ import annotations
@@ -31,15 +37,19 @@ from prometheus_client.registry import CollectorRegistry
 from ..lines import ByteStream
 from ._channels import COUNTER_NAMES, GAUGE_NAMES, ChannelCollector, ChannelSource, StatsSource
 from ._families import Families
-from ._http import AsgiApp, Exposition, MetricsServer
+from ._http import DEFAULT_HOST, AsgiApp, Exposition, MetricsServer
 from ._labels import LabelCap
 from ._lines import LineCounter
 from ._observer import ProcessObserver
 from ._session import MetricsSink, SessionMetrics
 
-__all__ = ["DEFAULT_PORT", "Metrics"]
+__all__ = ["DEFAULT_PORT", "Metrics", "MetricsBoundError"]
 
 DEFAULT_PORT = 9464
+
+
+class MetricsBoundError(RuntimeError):
+    """A `Metrics` already bound to one Runtime's channels was given another's."""
 
 
 def _version() -> str:
@@ -90,9 +100,24 @@ class Metrics:
         )
         return MetricsSink(session)
 
-    def set_channels(self, source: ChannelSource | None) -> None:
-        """Where live channels come from (called at each scrape, on the event loop)."""
+    def set_channels(self, source: ChannelSource) -> None:
+        """Bind to one Runtime: its live channels (called at each scrape, on the event loop).
+
+        Raises `MetricsBoundError` when already bound: one registry per Runtime.
+        """
+        if self.channels.source is not None:
+            raise MetricsBoundError(
+                "this Metrics already reads another Runtime's channels; give each "
+                "Runtime its own Metrics (one registry per Runtime)"
+            )
         self.channels.source = source
+
+    def add_channels(self, source: ChannelSource) -> None:
+        """Also read these channels, which belong to no Runtime (the line writer's).
+
+        A channel that the Runtime's source returns too is counted once.
+        """
+        self.channels.extra = (*self.channels.extra, source)
 
     def retire_channels(self, channels: Iterable[StatsSource]) -> None:
         """A session ended: keep its channels' final totals (call once they are closed)."""
@@ -121,7 +146,7 @@ class Metrics:
     def asgi_app(self) -> AsgiApp:
         return self.exposition.asgi_app()
 
-    async def serve_http(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> MetricsServer:
+    async def serve_http(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> MetricsServer:
         """Start `GET /metrics` on host:port; `await server.aclose()` stops it.
 
         Raises `MetricsServerError` (with a message for the user) when the

@@ -69,6 +69,23 @@ def test_the_four_dashboards_exist_with_distinct_uids() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(BOARDS))
+def test_a_dashboard_is_in_the_classic_json_model(name: str) -> None:
+    board = BOARDS[name]
+    assert isinstance(board["schemaVersion"], int) and board["schemaVersion"] >= 36
+    assert not {"apiVersion", "kind", "spec", "elements"} & set(board)  # not schema v2
+    assert isinstance(board["panels"], list) and board["panels"]
+
+
+@pytest.mark.parametrize("name", sorted(BOARDS))
+def test_every_panel_is_top_level_and_no_row_is_collapsed(name: str) -> None:
+    """A collapsed row holds its panels inside itself: hidden, and unseen by the checks."""
+    for panel in BOARDS[name]["panels"]:
+        assert not panel.get("panels"), panel["title"]
+        if panel["type"] == "row":
+            assert panel["collapsed"] is False, panel["title"]
+
+
+@pytest.mark.parametrize("name", sorted(BOARDS))
 def test_a_dashboard_has_a_datasource_variable_and_job_instance_agent(name: str) -> None:
     variables = {v["name"]: v for v in BOARDS[name]["templating"]["list"]}
     assert variables["datasource"]["type"] == "datasource"

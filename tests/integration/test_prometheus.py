@@ -1,17 +1,15 @@
-"""A real Prometheus scrapes corral serving mock sessions under load.
+"""A real Prometheus scrapes `corral serve --mock` under load.
 
 Prometheus (Debian's package, found or unpacked by `.ci/prometheus`)
-scrapes corral every second while an app drives mock agents (process mode:
-real child processes, real pipes) over the line protocol: permissions
-answered and auto-approved, questions, failing and cancelled turns, agents
-dying, undecodable output. Then every dashboard query runs against
+scrapes corral every second while the test, as the app, drives mock agents
+(process mode: real child processes, real pipes) over the line protocol of
+`corral serve --mock SCRIPT --metrics 127.0.0.1:0 --transcripts DIR`, the
+command an operator runs: permissions answered, auto-approved, denied by a
+guard and timed out by a session's policy; questions; token usage across
+more models than the cap admits; compactions; failing and cancelled turns;
+agents dying; undecodable output. Then every dashboard query runs against
 Prometheus and the core panels return data; exemplars carry session ids;
 `promtool check metrics` accepts the exposition.
-
-corral is started as `python -m tests.integration.test_prometheus` (the
-`__main__` block at the end): `corral serve` with a `Metrics` wired as
-`corral serve --metrics` wires it, plus mock agents that report
-token usage and models (the mock script cannot express them yet).
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ import asyncio
 import json
 import random
 import socket
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -33,20 +30,17 @@ import pytest_asyncio
 
 from tests.support.serve import ServeProcess
 from tests.unit.metrics.load import script
-from tests.unit.metrics.promtools import REPO, concrete, dashboard_queries, prometheus_bin
+from tests.unit.metrics.promtools import concrete, dashboard_queries, prometheus_bin
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 SESSIONS = 16  # driven at random, 8 at a time
 STARTUP = 60.0
-# Panels that may rightly be empty here: no transcript sink, no deadlines, no restarts,
-# no sink failures, no label overflow.
-MAY_BE_EMPTY = {
-    "Restarts in range",
-    "Timeouts",
-    "Transcript fsync",
-    "Sink errors and label overflow",
-}
+MODELS = 16  # with model-a and model-b, more than `serve`'s cap: the overflow shows
+# A session with this policy leaves its requests unanswered: they time out.
+IMPATIENT = 'version = 1\ndeadline = 0.3\non_timeout = "deny"\n'
+# Panels that may rightly be empty here: the mock agents are never restarted.
+MAY_BE_EMPTY = {"Restarts in range"}
 
 
 def free_port() -> int:
@@ -83,25 +77,29 @@ async def until(check: Any, what: str, timeout: float = STARTUP) -> Any:
 # ---- corral and Prometheus as subprocesses ---------------------------------------
 
 
-async def start_corral(script_path: Path) -> tuple[ServeProcess, int]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.integration.test_prometheus",
-        script_path,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=REPO,
-        limit=256 * 1024 * 1024,
-    )
-    assert process.stderr is not None
+async def metrics_port(serve: ServeProcess) -> int:
+    """The port `--metrics 127.0.0.1:0` picked, as corral reports it on stderr."""
+    assert serve.process.stderr is not None
     async with asyncio.timeout(STARTUP):
-        first = (await process.stderr.readline()).decode()
-    assert "metrics on http://127.0.0.1:" in first, first
-    port = int(first.rsplit(":", 1)[1].split("/")[0])
-    serve = ServeProcess(process)
-    serve._reader = asyncio.create_task(serve._read())  # as ServeProcess.start does
+        while True:
+            line = (await serve.process.stderr.readline()).decode()
+            assert line, "corral exited before serving metrics"
+            if "metrics on " in line:
+                break
+    url = line.rsplit("metrics on ", 1)[1].strip()
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/metrics"), url
+    return int(url.removeprefix("http://127.0.0.1:").removesuffix("/metrics"))
+
+
+async def start_corral(tmp_path: Path) -> tuple[ServeProcess, int]:
+    script_path = tmp_path / "script.json"
+    script_path.write_text(json.dumps(script(process=True, extra_models=MODELS)))
+    serve = await ServeProcess.start(
+        *("--mock", str(script_path), "--metrics", "127.0.0.1:0"),
+        *("--transcripts", str(tmp_path / "transcripts")),
+        env={"CORRAL_HOME": str(tmp_path / "home")},
+    )
+    port = await metrics_port(serve)
     await serve.wait_for(lambda line: "hello" in line, timeout=STARTUP)
     return serve, port
 
@@ -127,9 +125,7 @@ async def stack(
     """(corral, its metrics port, Prometheus's port): both running, the load played."""
     prometheus = await asyncio.to_thread(prometheus_bin) / "prometheus"
     tmp_path = tmp_path_factory.mktemp("prometheus")
-    script_path = tmp_path / "script.json"
-    script_path.write_text(json.dumps(script(process=True)))
-    serve, metrics_port = await start_corral(script_path)
+    serve, metrics_port = await start_corral(tmp_path)
     config = tmp_path / "prometheus.yml"
     config.write_text(prometheus_config(metrics_port))
     prom_port = free_port()
@@ -151,7 +147,11 @@ async def stack(
             ],
             "Prometheus to scrape corral",
         )
-        await load(serve, str(tmp_path))
+        work = tmp_path / "work"
+        work.mkdir()
+        impatient = tmp_path / "impatient.toml"
+        impatient.write_text(IMPATIENT)
+        await load(serve, str(work), str(impatient))
         await scraped(prom_port, times=3)
         yield serve, metrics_port, prom_port
     finally:
@@ -192,12 +192,16 @@ def answer(request: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return {"Question": [{"Choices": [rng.choice(["a", "b"])]}]}
 
 
-async def drive(serve: ServeProcess, rng: random.Random, directory: str) -> None:
+async def drive(
+    serve: ServeProcess, rng: random.Random, directory: str, prompts: int | None = None
+) -> None:
+    """One session: `prompts` prompts (1 to 5 at random), requests answered at random."""
     mode = rng.choice(["Ask", "Ask", "AutoApprove"])
     info = await serve.ok(
         {"cmd": "open", "agent": "mock", "dir": directory, "permission_mode": mode}
     )
-    sid, prompts, sent, cursor = info["id"], rng.randint(1, 5), 1, 0
+    prompts = rng.randint(1, 5) if prompts is None else prompts
+    sid, sent, cursor = info["id"], 1, 0
     await serve.ok({"cmd": "prompt", "session": sid, "text": "go"})
     while True:
         line, cursor = await next_line(serve, sid, cursor)
@@ -225,13 +229,27 @@ async def drive(serve: ServeProcess, rng: random.Random, directory: str) -> None
             await serve.request({"cmd": "close", "session": sid})
 
 
-async def load(serve: ServeProcess, directory: str) -> str:
-    """Drive SESSIONS random sessions; leave one waiting on a permission. Its id."""
+async def one_turn(serve: ServeProcess, directory: str, **options: str) -> None:
+    """A session that plays turn 0 without the app answering anything, then closes."""
+    info = await serve.ok({"cmd": "open", "agent": "mock", "dir": directory, **options})
+    await serve.ok({"cmd": "prompt", "session": info["id"], "text": "go"})
+    await serve.wait_event(info["id"], "TurnEnded", timeout=120)
+    await serve.ok({"cmd": "close", "session": info["id"]})
+
+
+async def load(serve: ServeProcess, directory: str, impatient_policy: str) -> str:
+    """Drive SESSIONS random sessions and two set ones; leave one waiting on a permission."""
     rng = random.Random(2024)
     for _ in range(SESSIONS // 8):
         async with asyncio.timeout(300), asyncio.TaskGroup() as batch:
             for _ in range(8):
                 batch.create_task(drive(serve, rng, directory))
+    # Every turn of the script: the other models' turns, then the agent dies.
+    await drive(serve, rng, directory, prompts=5 + MODELS)
+    # The mode allows `ls`, the rm-root guard denies `rm -rf /`.
+    await one_turn(serve, directory, permission_mode="AutoApprove")
+    # Both requests are forwarded to the app, which stays silent: both time out.
+    await one_turn(serve, directory, permission_mode="Ask", policy=impatient_policy)
     info = await serve.ok({"cmd": "open", "agent": "mock", "dir": directory})
     await serve.ok({"cmd": "prompt", "session": info["id"], "text": "go"})
     await serve.wait_event(info["id"], "RequestOpened", timeout=120)
@@ -307,6 +325,27 @@ async def test_exemplars_reach_prometheus_with_session_and_turn_ids(
     assert labels["session_id"].startswith("s") and labels["turn_id"].startswith("t")
 
 
+async def test_guard_decisions_and_timeouts_keep_their_decider(
+    stack: tuple[ServeProcess, int, int],
+) -> None:
+    _, _, prom_port = stack
+    for decided_by in ("guard:rm-root", "mode:AutoApprove", "timeout", "app"):
+        expr = f'sum(corral_decisions_total{{job="corral", decided_by="{decided_by}"}})'
+        assert float(query(prom_port, expr)[0]["value"][1]) >= 1, decided_by
+    unknown = 'sum(corral_decisions_total{job="corral", decided_by="other"})'
+    assert not query(prom_port, unknown)
+
+
+async def test_transcripts_are_written_and_counted(
+    stack: tuple[ServeProcess, int, int],
+) -> None:
+    _, _, prom_port = stack
+    written = query(prom_port, 'sum(corral_transcript_bytes_total{job="corral"})')
+    assert float(written[0]["value"][1]) > 0
+    fsyncs = query(prom_port, 'sum(corral_transcript_fsync_seconds_count{job="corral"})')
+    assert float(fsyncs[0]["value"][1]) > 0
+
+
 async def test_promtool_accepts_the_exposition(stack: tuple[ServeProcess, int, int]) -> None:
     _, metrics_port, _ = stack
     exposition = await asyncio.to_thread(fetch, f"http://127.0.0.1:{metrics_port}/metrics")
@@ -333,55 +372,3 @@ async def test_the_line_protocol_is_counted_by_message_type(
     events = sum(1 for line in serve.lines if "event" in line)
     counted = query(prom_port, 'sum(corral_line_messages_total{job="corral", type="event"})')
     assert float(counted[0]["value"][1]) <= events
-
-
-# ---- the corral under test: `corral serve` with metrics, as a module ------------------
-
-
-async def _serve_with_metrics(script_path: str) -> int:
-    from corral.actors.cli import version
-    from corral.actors.runtime import Runtime
-    from corral.actors.server import serve
-    from corral.actors.stdio import open_stdio
-    from corral.pipeline.telemetry import Telemetry
-    from corral.sinks.metrics import Metrics
-    from corral.sources.mock import load_script
-
-    from tests.unit.metrics.agents import catalog
-
-    metrics = Metrics()
-    agents = catalog(load_script(script_path), ["mock"], ["model-a", "model-b"])
-    runtimes: list[Runtime] = []
-
-    def make_runtime() -> Runtime:
-        runtime = Runtime(
-            catalog=agents, sinks=[metrics.sink], telemetry=Telemetry([metrics.observer])
-        )
-        runtimes.append(runtime)
-        return runtime
-
-    metrics.set_channels(
-        lambda: [
-            channel
-            for runtime in runtimes
-            for session in runtime.sessions()
-            if not session.ended
-            for channel in session.actor.channels()
-        ]
-    )
-    server = await metrics.serve_http("127.0.0.1", 0)
-    print(f"corral: metrics on {server.url}", file=sys.stderr, flush=True)
-    try:
-        stdin, stdout = await open_stdio()
-        return await serve(
-            stdin=stdin,
-            stdout=metrics.count_lines(stdout),
-            version=version(),
-            make_runtime=make_runtime,
-        )
-    finally:
-        await server.aclose()
-
-
-if __name__ == "__main__":
-    sys.exit(asyncio.run(_serve_with_metrics(sys.argv[1])))

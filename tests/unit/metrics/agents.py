@@ -1,11 +1,12 @@
-"""Mock agents that report what the metrics read: token usage, models, processes.
+"""Many mock agents with many models, and processes for the in-process mock.
 
-The mock script's `Usage` step has no token breakdown or model, and the
-in-process mock starts no process. `Reporting` wraps any driver: it adds
-`corral/tokens` and `corral/model` (the telemetry conventions) to every
-`ContextUsage` the agent emits, and, for in-process drivers, reports a
-process start and exit through the session's telemetry as a real source
-would. `catalog(script, agents, models)` builds a catalog of such agents.
+The cardinality tests need more agent ids and models than the caps admit,
+drawn at random, and the in-process mock starts no process. `Reporting`
+wraps any driver: it sets `corral/tokens` and `corral/model` (the telemetry
+conventions) on every `ContextUsage` the agent emits, over whatever the
+script's `Usage` step said, and, for in-process drivers, reports a process
+start and exit through the session's telemetry as a real source would.
+`catalog(script, agents, models)` builds a catalog of such agents.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ import re
 from collections import Counter
 
 from corral.actors.runtime import Runtime
-from corral.pipeline.telemetry import Telemetry
 from corral.sinks.metrics import Metrics
 from corral.sinks.metrics._store import Family, Histogram
 from corral.sources.mock import parse_script
@@ -36,7 +35,7 @@ CLOSED = {
     "request_kind": 2,
     "tool_kind": 12,
     "decision": 7,
-    "decided_by": 11,
+    "decided_by": 18,  # 6 deciders, 3 modes, 5 guards; rule, mode:other, guard:other, other
     "type": 6,
     "level": 3,
     "exit": 4,
@@ -46,21 +45,18 @@ CLOSED = {
 }
 
 
-async def play(metrics: Metrics, rng: random.Random, sessions: int) -> None:
-    runtime = Runtime(
-        catalog=catalog(parse_script(SCRIPT), AGENTS, MODELS),
-        sinks=[metrics.sink],
-        telemetry=Telemetry([metrics.observer]),
-    )
-    async with runtime:
-        metrics.set_channels(
-            lambda: [c for s in runtime.sessions() if not s.ended for c in s.actor.channels()]
-        )
-        for start in range(0, sessions, 20):
-            async with asyncio.timeout(120), asyncio.TaskGroup() as batch:
-                for _ in range(min(20, sessions - start)):
-                    batch.create_task(drive(runtime, rng, AGENTS, metrics.retire_channels))
-            metrics.render()  # scrape now and then, as Prometheus would
+def runtime_for(metrics: Metrics) -> Runtime:
+    catalog_ = catalog(parse_script(SCRIPT), AGENTS, MODELS)
+    return Runtime(catalog=catalog_, metrics=metrics, transcripts=False)
+
+
+async def play(runtime: Runtime, rng: random.Random, sessions: int) -> None:
+    assert runtime.metrics is not None
+    for start in range(0, sessions, 20):
+        async with asyncio.timeout(120), asyncio.TaskGroup() as batch:
+            for _ in range(min(20, sessions - start)):
+                batch.create_task(drive(runtime, rng, AGENTS))
+        runtime.metrics.render()  # scrape now and then, as Prometheus would
 
 
 def series(metrics: Metrics) -> list[tuple[str, dict[str, str]]]:
@@ -89,10 +85,11 @@ def per_family(samples: list[tuple[str, dict[str, str]]]) -> Counter[str]:
 async def test_series_stay_bounded_and_free_of_ids_across_many_random_sessions() -> None:
     metrics = Metrics(version="test")
     rng = random.Random(8)
-    await play(metrics, rng, 120)
-    first = series(metrics)
-    await play(metrics, rng, 120)
-    second = series(metrics)
+    async with runtime_for(metrics) as runtime:
+        await play(runtime, rng, 120)
+        first = series(metrics)
+        await play(runtime, rng, 120)
+        second = series(metrics)
     values: dict[str, set[str]] = {}
     for _, labels in second:
         for name, value in labels.items():
@@ -111,7 +108,8 @@ async def test_series_stay_bounded_and_free_of_ids_across_many_random_sessions()
 
 async def test_the_random_sessions_fill_the_core_metrics() -> None:
     metrics = Metrics(version="test")
-    await play(metrics, random.Random(3), 40)
+    async with runtime_for(metrics) as runtime:
+        await play(runtime, random.Random(3), 40)
     names = {name for name, _ in series(metrics)}
     for name in (
         "corral_tokens_total",

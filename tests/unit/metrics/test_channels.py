@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from corral.pipeline.channels import Channel
-from corral.sinks.metrics import Metrics
+from corral.sinks.metrics import Metrics, MetricsBoundError
 
 from tests.unit.metrics.conftest import value
 
@@ -87,3 +88,29 @@ def test_the_source_can_be_set_after_construction() -> None:
     live = session_channels("s1")
     metrics.set_channels(lambda: live)
     assert value(metrics, "corral_channels_live", queue="driver") == 1
+
+
+def test_a_second_binding_is_refused_and_the_first_stays() -> None:
+    first, second = session_channels("s1"), session_channels("s2")
+    metrics = Metrics(version="test")
+    metrics.set_channels(lambda: first)
+    with pytest.raises(MetricsBoundError, match="one registry per Runtime"):
+        metrics.set_channels(lambda: second)
+    assert value(metrics, "corral_channels_live", queue="driver") == 1
+    first[0].try_send(1)
+    assert value(metrics, "corral_channel_depth", queue="driver") == 1
+
+
+def test_channels_given_at_construction_are_a_binding() -> None:
+    metrics = Metrics(version="test", channels=lambda: session_channels("s1"))
+    with pytest.raises(MetricsBoundError):
+        metrics.set_channels(lambda: session_channels("s2"))
+
+
+def test_added_channels_are_read_beside_the_runtime_ones_and_each_counted_once() -> None:
+    session = session_channels("s1")
+    writer = [Channel(16, name="lines/replies")]
+    metrics = Metrics(version="test", channels=lambda: session)
+    metrics.add_channels(lambda: [*session, *writer])
+    assert value(metrics, "corral_channels_live", queue="driver") == 1
+    assert value(metrics, "corral_channels_live", queue="lines/replies") == 1

@@ -33,7 +33,7 @@ OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 
 def busy_session() -> Stream:
-    """Two turns: text, a tool with a permission the app allowed, usage; then a death."""
+    """Two turns: text, a permission the app allowed, one a guard denied, usage; a death."""
     stream = Stream("s1", "claude").opened().at(1).turn_started().at(1.5)
     stream.event(TextDelta(message_id="m1", text="hello")).at(2)
     stream.tool("toolu_1", ToolStatus.RUNNING, ToolKind.EDIT).permission(
@@ -45,6 +45,7 @@ def busy_session() -> Stream:
     stream.at(8).turn_ended()
     stream.at(10).turn_started().at(11).tool("toolu_2", ToolStatus.RUNNING, ToolKind.READ)
     stream.decided("req_2", "allow_once", "mode:AcceptEdits", 0, tool_kind="Read", shown=False)
+    stream.decided("req_3", "deny_once", "guard:rm-root", 0, shown=False)
     stream.event(ContextCompacted())
     stream.event(Diagnostic(level=DiagnosticLevel.WARNING, message="stall")).at(40)
     stream.turn_ended(Cancelled()).at(41).failed(ErrorKind.PROCESS_EXITED)

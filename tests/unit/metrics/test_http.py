@@ -85,6 +85,14 @@ async def test_the_server_binds_loopback_and_reports_its_url(server: MetricsServ
     assert server.url == f"http://127.0.0.1:{server.port}/metrics"
 
 
+async def test_serving_without_a_host_binds_loopback_only(metrics: Metrics) -> None:
+    server = await metrics.serve_http(port=0)
+    try:
+        assert server.addresses == [("127.0.0.1", server.port)]
+    finally:
+        await server.aclose()
+
+
 async def test_a_port_in_use_is_a_clear_error(metrics: Metrics) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

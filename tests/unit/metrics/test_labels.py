@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from corral.pipeline.rules import GUARD_IDS
 from corral.sinks.metrics import LabelCap
 from corral.sinks.metrics._labels import (
     decided_by_label,
@@ -46,12 +47,20 @@ def test_exit_statuses_map_to_kinds(status: str, kind: str) -> None:
         ("rule:no-rm", "rule"),
         ("mode:AutoApprove", "mode:AutoApprove"),
         ("mode:Yolo", "mode:other"),
+        ("guard:rm-root", "guard:rm-root"),
+        ("guard:unparsed-command", "guard:unparsed-command"),
+        ("guard:future-guard", "guard:other"),
         ("timeout", "timeout"),
         ("someone", "other"),
     ],
 )
 def test_deciders_map_to_a_closed_set(decided_by: str, label: str) -> None:
     assert decided_by_label(decided_by) == label
+
+
+@pytest.mark.parametrize("guard", GUARD_IDS)
+def test_every_built_in_guard_keeps_its_id_as_decider(guard: str) -> None:
+    assert decided_by_label(f"guard:{guard}") == f"guard:{guard}"
 
 
 @pytest.mark.parametrize(
