@@ -6,7 +6,7 @@ Format (JSON, every field optional):
      "steer": false, "steer_rejects": false, "compact": false,
      "permissions": true, "resume": false, "rollback": false | true | "refuse",
      "options": [ConfigOption, ...], "deterministic": true,
-     "ignore_cancel": false}
+     "ignore_cancel": false, "ignore_close": false}
 
 Steps: `{"Emit": EventKind}` (as in the line-protocol schema; an emitted
 `RequestOpened` is the agent asking), `"AwaitAnswer"` (pause until the
@@ -18,7 +18,10 @@ With `"process": true` the mock runs as a child process speaking JSON lines
 over real pipes (see `_wire.py`), and four more steps misbehave on purpose:
 `{"Raw": "text"}` (written to stdout as is, no newline added),
 `{"RawBytes": "base64"}` (any bytes, e.g. invalid UTF-8), `{"Flood": N}`
-(one line of N bytes), `{"Stderr": "text"}` and `{"Exit": code}`.
+(one line of N bytes), `{"Stderr": "text"}` and `{"Exit": code}`; and
+`"ignore_close": true` makes the child ignore EOF on stdin and SIGTERM (a
+stuck agent that only SIGKILL stops). `"ignore_cancel": true` (either mode)
+stops playing an interrupted turn but never confirms it (no turn end).
 
 For latency measurements, `{"Paced": {"per_second": R, "count": N}}` emits
 N text deltas at R per second (0: as fast as possible) whose text is the
@@ -153,6 +156,7 @@ class MockScript:
     options: tuple[ConfigOption, ...] = ()
     deterministic: bool = True
     ignore_cancel: bool = False
+    ignore_close: bool = False  # process mode: the child ignores EOF and SIGTERM
     process: bool = False
     # The script as written, for the child process of process mode.
     source: dict[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
@@ -247,6 +251,7 @@ def parse_script(raw: object) -> MockScript:
         options=tuple(ConfigOption.from_wire(o, p) for p, o in fields.array("options", True)),
         deterministic=fields.flag("deterministic", True),
         ignore_cancel=fields.flag("ignore_cancel", False),
+        ignore_close=fields.flag("ignore_close", False),
         process=process,
         source=dict(fields.raw),
     )

@@ -6,13 +6,15 @@ player as the in-process mock, and writes driver events as JSON lines on
 stdout. Writes wait on the pipe (a parent that stops reading stops this
 process), and the misbehaving steps (Raw, Flood, Stderr, Exit) write to
 the real pipes, so the parent's decoding and process handling are tested
-for real.
+for real. With `ignore_close` it ignores EOF on stdin and SIGTERM, so only
+the parent's SIGKILL to its process group ends it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 
 import orjson
@@ -54,14 +56,17 @@ class _Pipes:
         os._exit(code)
 
 
-async def _read_commands(reader: asyncio.StreamReader, driver: MockDriver) -> None:
+async def _read_commands(
+    reader: asyncio.StreamReader, driver: MockDriver, *, ignore_eof: bool
+) -> None:
     lines = LineSplitter()
     while chunk := await reader.read(65536):
         for line in lines.feed(chunk):
             if isinstance(line, Oversized) or not line.strip():
                 continue
             await driver.send(decode_command(orjson.loads(line)))
-    await driver.stop(0)  # EOF: the parent is done with us
+    if not ignore_eof:
+        await driver.stop(0)  # EOF: the parent is done with us
 
 
 async def main() -> int:
@@ -74,9 +79,11 @@ async def main() -> int:
     pipes = _Pipes(asyncio.StreamWriter(transport, protocol, None, loop))
     first = await reader.readline()
     script = parse_script(orjson.loads(first)["Script"])
+    if script.ignore_close:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a stuck agent: only SIGKILL stops it
     driver = MockDriver(script, LaunchSpec(session_id="child", executable="", dir="."), io=pipes)
     async with asyncio.TaskGroup() as tasks:
-        tasks.create_task(_read_commands(reader, driver))
+        tasks.create_task(_read_commands(reader, driver, ignore_eof=script.ignore_close))
         await driver.run(pipes)
     return 0
 

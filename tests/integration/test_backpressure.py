@@ -6,14 +6,52 @@ from __future__ import annotations
 import asyncio
 
 from corral.actors.runtime import Runtime, RuntimeSettings
-from corral.actors.session import ActorSettings
-from corral.pipeline.events import Event, TextDelta
+from corral.actors.session import ActorSettings, SessionActor
+from corral.pipeline.events import (
+    Event,
+    PermissionAnswer,
+    PermissionChoice,
+    RequestClosed,
+    TextDelta,
+)
 from corral.sources.mock import parse_script
 
 from .helpers import GateSink, text_turn, until
 
 SMALL = RuntimeSettings(actor=ActorSettings(driver_capacity=4, events_capacity=8, sink_capacity=8))
 TOTAL = 3000
+ASK = {
+    "Emit": {
+        "RequestOpened": {
+            "Permission": {
+                "id": "r1",
+                "tool": {
+                    "id": "tool1",
+                    "kind": "Execute",
+                    "title": "make",
+                    "status": "Pending",
+                    "input": {"Command": {"command": "make", "cwd": None}},
+                    "diffs": [],
+                    "locations": [],
+                },
+                "options": ["AllowOnce", "DenyOnce"],
+            }
+        }
+    }
+}
+
+
+def every_stage_blocked(actor: SessionActor) -> bool:
+    """The agent, the engine loop and the fan-out each wait on a full channel."""
+    channels = (actor.driver_events, actor.events_out, actor.sink_channels[1])
+    return all(
+        stats.depth == stats.capacity and stats.waiting_senders == 1
+        for stats in (channel.statistics() for channel in channels)
+    )
+
+
+def traffic(actor: SessionActor) -> list[tuple[int, int]]:
+    return [(c.statistics().sent_total, c.statistics().received_total) for c in actor.channels()]
 
 
 async def drain(session: object, into: list[Event]) -> None:
@@ -30,15 +68,16 @@ async def test_a_stalled_sink_holds_every_channel_at_capacity_and_pauses_the_age
             tasks.create_task(drain(session, app_events))
             await session.prompt("go")
             actor = session.actor
-            await until(lambda: actor.driver_events.statistics().waiting_senders == 1)
+            await until(lambda: every_stage_blocked(actor))
             produced = actor.engine.sequence
-            for channel in (actor.driver_events, actor.events_out, actor.sink_channels[1]):
-                stats = channel.statistics()
-                assert stats.depth == stats.capacity, stats
             # Bounded: what the engine produced is at most what the channels hold.
             assert produced <= 8 + 8 + 8 + 4 + 2
-            await asyncio.sleep(0.05)  # the agent really is paused, not just slow
-            assert actor.engine.sequence == produced
+            # Paused, not slow: with every stage blocked, letting every ready
+            # task run many times over moves nothing through any channel.
+            before = traffic(actor)
+            for _ in range(200):
+                await asyncio.sleep(0)
+            assert traffic(actor) == before and actor.engine.sequence == produced
             gate.gate.set()
             await until(lambda: any(type(e.kind).__name__ == "TurnEnded" for e in app_events))
             await session.close()
@@ -51,7 +90,11 @@ async def test_a_stalled_sink_holds_every_channel_at_capacity_and_pauses_the_age
 
 async def test_cancel_answer_and_close_are_not_blocked_by_a_full_event_path() -> None:
     gate = GateSink()
-    script = text_turn(TOTAL)
+    text = {"Emit": {"TextDelta": {"message_id": "m1", "text": "x"}}}
+    flood = {"Repeat": {"times": TOTAL, "steps": [text]}}
+    script = {
+        "turns": [[ASK, flood, "AwaitAnswer", {"End": {"Completed": {"source": "Protocol"}}}]]
+    }
     async with Runtime(mock=parse_script(script), settings=SMALL) as rt:
         session = await rt.open("mock", dir=".", extra_sinks=[gate])
         app_events: list[Event] = []
@@ -59,14 +102,17 @@ async def test_cancel_answer_and_close_are_not_blocked_by_a_full_event_path() ->
             tasks.create_task(drain(session, app_events))
             await session.prompt("go")
             actor = session.actor
-            await until(lambda: actor.driver_events.statistics().waiting_senders == 1)
+            await until(lambda: "r1" in actor.engine.requests and every_stage_blocked(actor))
             async with asyncio.timeout(2):
+                await session.answer("r1", PermissionAnswer(PermissionChoice.ALLOW_ONCE))
                 await session.prompt("queued behind")
                 await session.cancel(clear_queue=True)
                 await session.close()
             gate.gate.set()
         names = [type(e.kind).__name__ for e in app_events]
         assert names.count("TurnStarted") == names.count("TurnEnded") == 1
+        closed = [e for e in app_events if isinstance(e.kind, RequestClosed)]
+        assert [e.extensions["corral/decision"]["decided_by"] for e in closed] == ["app"]
         assert names[-1] == "StatusChanged"
 
 

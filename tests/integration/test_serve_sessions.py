@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .helpers import text_turn
-
 ASK = {
     "Emit": {
         "RequestOpened": {
@@ -36,13 +34,18 @@ async def open_session(serve: Any, tmp_path: Path, **extra: Any) -> str:
 async def test_a_twenty_thousand_event_turn_arrives_whole_and_in_order(
     serve_mock: Any, tmp_path: Path
 ) -> None:
-    serve = await serve_mock(text_turn(20_000))
+    # Every delta distinct, so the texts themselves (not only sequence numbers) show the order.
+    sent = [f"delta {n};" for n in range(20_000)]
+    steps: list[object] = [{"Emit": {"TextDelta": {"message_id": "m1", "text": t}}} for t in sent]
+    steps.append({"End": {"Completed": {"source": "Protocol"}}})
+    serve = await serve_mock({"turns": [steps]})
     sid = await open_session(serve, tmp_path)
     await serve.ok({"cmd": "prompt", "session": sid, "text": "go"})
     await serve.wait_event(sid, "TurnEnded", timeout=120)
     events = serve.events(sid)
     assert [e["sequence"] for e in events] == list(range(1, len(events) + 1))
-    assert sum(1 for e in events if "TextDelta" in e["kind"]) == 20_000
+    texts = [e["kind"]["TextDelta"]["text"] for e in events if "TextDelta" in e["kind"]]
+    assert texts == sent
     assert await serve.finish() == 0
 
 

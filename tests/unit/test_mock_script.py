@@ -13,6 +13,8 @@ from corral.sources.mock._script import AwaitAnswer, Die, Emit, End, Repeat, Sle
 def test_an_empty_script_is_valid_and_asks_permission_by_default() -> None:
     script = parse_script({})
     assert script.turns == () and script.permissions and script.deterministic
+    assert not (script.steer or script.steer_rejects or script.compact or script.resume)
+    assert not (script.ignore_cancel or script.ignore_close)
 
 
 def test_every_step_kind_reads() -> None:
@@ -40,6 +42,29 @@ def test_every_step_kind_reads() -> None:
     )
 
 
+def test_every_flag_reads_with_its_non_default_value() -> None:
+    script = parse_script(
+        {
+            "steer": True,
+            "steer_rejects": True,
+            "compact": True,
+            "permissions": False,
+            "resume": True,
+            "deterministic": False,
+            "ignore_cancel": True,
+            "ignore_close": True,
+        }
+    )
+    assert (script.steer, script.steer_rejects, script.compact, script.resume) == (
+        True,
+        True,
+        True,
+        True,
+    )
+    assert not script.permissions and not script.deterministic
+    assert script.ignore_cancel and script.ignore_close
+
+
 @pytest.mark.parametrize(
     ("raw", "needle"),
     [
@@ -48,6 +73,7 @@ def test_every_step_kind_reads() -> None:
         ({"turns": [[{"Sleep": "soon"}]]}, "Sleep: expected an integer"),
         ({"turns": [[{"Emit": {"TextDelta": {"text": "t"}}}]]}, "message_id: missing"),
         ({"rollback": "maybe"}, "rollback"),
+        ({"compact": "yes"}, "script.compact: expected a boolean"),
         ({"turns": {}}, "expected an array"),
     ],
 )

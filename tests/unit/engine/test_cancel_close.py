@@ -1,5 +1,6 @@
 """ENGINE.md, Cancel, close, failure (19-24). #21 and #22 need the actor: see
-tests/integration/test_backpressure.py and test_session_lifecycle.py."""
+tests/integration/test_backpressure.py (#21) and tests/integration/test_runtime_api.py
+(#22, a close of a stuck agent process behind a slow consumer)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from corral.pipeline.driver import (
     SteerVerdict,
     TurnBegan,
     TurnFinished,
+    WireFailed,
 )
 from corral.pipeline.errors import CorralError, ErrorKind
 from corral.pipeline.events import (
@@ -151,4 +153,21 @@ def test_close_ends_the_running_turn_cancelled_and_refuses_later_commands() -> N
     assert ended(engine) == [TurnEnded(stop=Cancelled())]
     with pytest.raises(CorralError) as later:
         engine.cancel()
+    assert later.value.kind is ErrorKind.SESSION_CLOSED
+
+
+def test_losing_auth_mid_turn_ends_the_turn_failed_once_and_errors_the_session() -> None:
+    engine, _ = make_engine()
+    engine.prompt("one")
+    engine.on_driver_event(TurnBegan())
+    engine.on_driver_event(WireFailed(kind="AuthRequired", message="the login expired"))
+    engine.on_driver_event(TurnFinished(stop=Completed()))  # whatever the wire says after
+    produced = events(engine)
+    ends = [e.kind for e in produced if isinstance(e.kind, TurnEnded)]
+    assert ends == [TurnEnded(stop=Failed("the login expired"))]
+    assert engine.failure is not None
+    assert engine.failure.kind is ErrorKind.AUTH_REQUIRED
+    assert engine.failure.message == "the login expired"
+    with pytest.raises(CorralError) as later:
+        engine.prompt("again")
     assert later.value.kind is ErrorKind.SESSION_CLOSED

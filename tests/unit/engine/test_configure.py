@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from corral.pipeline.commands import RollbackScope
 from corral.pipeline.driver import (
@@ -25,7 +26,7 @@ from corral.pipeline.events import (
     TurnStarted,
 )
 
-from .harness import events, make_engine, sent
+from .harness import MODEL_OPTION, events, make_engine, sent
 
 
 def refused_with(kind: ErrorKind, action: object) -> CorralError:
@@ -45,6 +46,15 @@ def test_configure_refuses_a_value_outside_the_choices() -> None:
     engine, _ = make_engine()
     error = refused_with(ErrorKind.INVALID_CONFIGURATION, lambda: engine.configure("model", "huge"))
     assert "fast, smart" in error.message
+
+
+def test_configure_refuses_an_advertised_option_that_cannot_change_in_a_live_session() -> None:
+    engine, _ = make_engine(options=(attrs.evolve(MODEL_OPTION, live=False),))
+    error = refused_with(
+        ErrorKind.INVALID_CONFIGURATION, lambda: engine.configure("model", "smart")
+    )
+    assert "cannot change in a live session" in error.message
+    assert not sent(engine) and not events(engine)
 
 
 def test_configure_confirms_with_session_updated_carrying_the_new_value() -> None:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from corral.pipeline.driver import RequestAsked, TurnBegan, TurnFinished
+import attrs
+from corral.pipeline.driver import Emitted, RequestAsked, StartTurn, TurnBegan, TurnFinished
 from corral.pipeline.events import (
     Completed,
+    ContextUsage,
     PermissionAnswer,
     PermissionChoice,
     SessionStatus,
     StatusChanged,
+    TextDelta,
+    ToolStatus,
+    ToolUpdated,
 )
 
-from .harness import events, make_engine, permission
+from .harness import events, make_engine, permission, sent, tool
 
 
 def statuses(engine: object) -> list[SessionStatus]:
@@ -40,6 +45,28 @@ def test_two_queued_turns_show_working_then_idle_once_without_a_flash() -> None:
     engine.prompt("two")
     engine.on_driver_event(TurnFinished(stop=Completed()))
     engine.on_quiescent()
+    engine.on_driver_event(TurnBegan())
+    engine.on_driver_event(TurnFinished(stop=Completed()))
+    engine.on_quiescent()
+    assert statuses(engine) == [SessionStatus.WORKING, SessionStatus.IDLE]
+
+
+def test_no_idle_flash_between_two_queued_turns_when_trailing_events_defer_the_start() -> None:
+    engine, _ = make_engine()
+    engine.prompt("one")
+    engine.on_driver_event(TurnBegan())
+    engine.on_driver_event(Emitted(kind=ToolUpdated(tool())))
+    engine.prompt("two")
+    engine.on_driver_event(TurnFinished(stop=Completed()))
+    # Trailing events, each its own input, before the source goes quiet:
+    finished = attrs.evolve(tool(), status=ToolStatus.COMPLETED)
+    engine.on_driver_event(Emitted(kind=ToolUpdated(finished)))  # bookkeeping
+    engine.on_driver_event(Emitted(kind=ContextUsage(used_tokens=5)))  # bookkeeping
+    engine.on_driver_event(Emitted(kind=TextDelta(message_id="late", text="p.s.")))  # agent turn
+    engine.on_quiescent()  # the agent turn runs first: "two" waits
+    engine.on_driver_event(TurnFinished(stop=Completed()))
+    engine.on_quiescent()
+    assert [c.prompt_id for c in sent(engine) if isinstance(c, StartTurn)] == ["p1", "p2"]
     engine.on_driver_event(TurnBegan())
     engine.on_driver_event(TurnFinished(stop=Completed()))
     engine.on_quiescent()

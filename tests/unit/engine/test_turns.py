@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
-from corral.actors.engine import EngineSettings
+import pytest
+from corral.actors.engine import Engine, EngineSettings
 from corral.pipeline.driver import (
     Emitted,
     RequestAsked,
@@ -16,17 +19,24 @@ from corral.pipeline.driver import (
 from corral.pipeline.events import (
     AgentOrigin,
     Capability,
+    ChoicesAnswer,
     Completed,
     CompletionSource,
     ContextUsage,
     Delivery,
     Diagnostic,
     DiagnosticLevel,
+    EventKind,
     MessageEnded,
     PermissionAnswer,
     PermissionChoice,
+    PlanEntry,
+    PlanStatus,
+    PlanUpdated,
     PromptOrigin,
+    QuestionsAnswer,
     Queued,
+    ReasoningDelta,
     Started,
     Steered,
     TextDelta,
@@ -34,9 +44,10 @@ from corral.pipeline.events import (
     ToolUpdated,
     TurnEnded,
     TurnStarted,
+    UserMessage,
 )
 
-from .harness import events, kinds, make_engine, permission, sent, tool
+from .harness import events, kinds, make_engine, permission, question, sent, tool
 
 
 def text(message_id: str = "m1", body: str = "hi") -> Emitted:
@@ -103,38 +114,110 @@ def test_a_rejected_steer_goes_to_the_head_of_the_queue_and_runs_next() -> None:
     assert started == ["p2"]
 
 
+def ended_by_inference(engine: Engine) -> bool:
+    ends = [e.kind for e in events(engine) if isinstance(e.kind, TurnEnded)]
+    assert ends in ([], [TurnEnded(stop=Completed(CompletionSource.INFERRED))])
+    return bool(ends)
+
+
 def test_a_wire_without_turn_end_gets_an_inferred_completion_after_the_quiet_window() -> None:
-    engine, clock = make_engine(reliable=False, settings=EngineSettings(quiet_prompt_turn=120))
+    engine, clock = make_engine(reliable=False, settings=EngineSettings(quiet_prompt_turn=30))
     engine.prompt("hello")
     engine.on_driver_event(TurnBegan())
     engine.on_driver_event(text())
-    clock.advance(119)
+    clock.advance(29)
     engine.on_time()
-    assert "TurnEnded" not in kinds(events(engine))
+    assert not ended_by_inference(engine)
     clock.advance(1)
     assert engine.next_deadline() == clock.now
     engine.on_time()
-    ended = [e.kind for e in events(engine) if isinstance(e.kind, TurnEnded)]
-    assert ended == [TurnEnded(stop=Completed(CompletionSource.INFERRED))]
+    assert ended_by_inference(engine)
 
 
-def test_the_quiet_window_pauses_while_a_tool_runs_or_a_request_is_open() -> None:
+def prompted_turn(engine: Engine) -> None:
+    engine.prompt("hello")
+    engine.on_driver_event(TurnBegan())
+
+
+def agent_turn(engine: Engine) -> None:
+    engine.on_driver_event(text())
+
+
+@pytest.mark.parametrize(
+    ("opening", "window"), [(prompted_turn, 120.0), (agent_turn, 20.0)], ids=["prompt", "agent"]
+)
+def test_the_default_quiet_window_is_120_s_for_prompted_and_20_s_for_agent_turns(
+    opening: Callable[[Engine], None], window: float
+) -> None:
+    engine, clock = make_engine(reliable=False)  # the default EngineSettings
+    opening(engine)
+    clock.advance(window - 0.5)
+    engine.on_time()
+    assert not ended_by_inference(engine)
+    clock.advance(0.5)
+    engine.on_time()
+    assert ended_by_inference(engine)
+
+
+def test_the_quiet_window_pauses_while_a_tool_runs() -> None:
     engine, clock = make_engine(reliable=False, settings=EngineSettings(quiet_prompt_turn=10))
     engine.prompt("hello")
     engine.on_driver_event(TurnBegan())
-    engine.on_driver_event(RequestAsked(request=permission()))  # also shows the tool, Pending
+    engine.on_driver_event(Emitted(kind=ToolUpdated(tool())))  # Pending: running
     clock.advance(100)
     engine.on_time()
-    assert "TurnEnded" not in kinds(events(engine))
-    engine.answer("r1", PermissionAnswer(PermissionChoice.ALLOW_ONCE))  # re-arms the window
+    assert not ended_by_inference(engine)
     done = attrs.evolve(tool(), status=ToolStatus.COMPLETED)
-    engine.on_driver_event(Emitted(kind=ToolUpdated(done)))
+    engine.on_driver_event(Emitted(kind=ToolUpdated(done)))  # re-arms the window
     clock.advance(9)
     engine.on_time()
-    assert "TurnEnded" not in kinds(events(engine))
+    assert not ended_by_inference(engine)
     clock.advance(1)
     engine.on_time()
-    assert "TurnEnded" in kinds(events(engine))
+    assert ended_by_inference(engine)
+
+
+def test_the_quiet_window_pauses_while_a_request_is_open_and_the_answer_re_arms_it() -> None:
+    engine, clock = make_engine(reliable=False, settings=EngineSettings(quiet_prompt_turn=10))
+    engine.prompt("hello")
+    engine.on_driver_event(TurnBegan())
+    engine.on_driver_event(RequestAsked(request=question()))  # a question runs no tool
+    clock.advance(100)
+    engine.on_time()
+    assert not ended_by_inference(engine)
+    engine.answer("q1", QuestionsAnswer((ChoicesAnswer(("red",)),)))  # re-arms the window
+    clock.advance(9)
+    engine.on_time()
+    assert not ended_by_inference(engine)
+    clock.advance(1)
+    engine.on_time()
+    assert ended_by_inference(engine)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        TextDelta(message_id="m1", text="more"),
+        ReasoningDelta(message_id="r1", text="thinking"),
+        UserMessage(message_id="u1", text="from the agent's side"),
+        PlanUpdated(entries=(PlanEntry(text="step", status=PlanStatus.PENDING),)),
+        MessageEnded("m1"),
+    ],
+    ids=lambda kind: type(kind).__name__,
+)
+def test_every_content_event_re_arms_the_quiet_window(content: EventKind) -> None:
+    engine, clock = make_engine(reliable=False, settings=EngineSettings(quiet_prompt_turn=10))
+    engine.prompt("hello")
+    engine.on_driver_event(TurnBegan())
+    engine.on_driver_event(text())
+    clock.advance(9)
+    engine.on_driver_event(Emitted(kind=content))
+    clock.advance(9)  # 18 s after the first delta, 9 s after the last content
+    engine.on_time()
+    assert not ended_by_inference(engine)
+    clock.advance(1)
+    engine.on_time()
+    assert ended_by_inference(engine)
 
 
 def test_content_while_idle_opens_an_agent_turn_whose_end_ends_its_messages() -> None:
