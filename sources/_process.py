@@ -27,6 +27,8 @@ __all__ = ["AgentGone", "AgentProcess", "exit_status"]
 _READ_SIZE = 256 * 1024
 _TAIL_LINES = 40
 _TAIL_LINE_BYTES = 2000
+_EXIT_POLL = 0.01  # seconds between looks at the return code while stopping
+_KILL_REAP = 5.0  # seconds a SIGKILLed leader may take to be reaped
 
 
 def exit_status(returncode: int | None) -> str:
@@ -151,11 +153,20 @@ class AgentProcess:
         return True
 
     async def _exited_within(self, seconds: float) -> bool:
-        try:
-            async with asyncio.timeout(max(seconds, 0.0)):
-                await self._process.wait()
-        except TimeoutError:
-            return False
+        """Whether the leader has exited (been reaped) within `seconds`.
+
+        Not `Process.wait()`: on Python 3.11 it returns only once every pipe
+        of the child is closed too, and a consumer that stopped reading
+        (backpressure) leaves stdout paused and never at EOF, so `wait()`
+        would outlive the process. The child watcher sets `returncode` as
+        soon as the process is reaped; a short bounded poll reads it.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(seconds, 0.0)
+        while self._process.returncode is None:
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(_EXIT_POLL)
         return True
 
     async def stop(self, grace: float) -> str:
@@ -166,7 +177,7 @@ class AgentProcess:
             self._signal_group(signal.SIGTERM)
             if not await self._exited_within(step):
                 self._signal_group(signal.SIGKILL)
-                await self._process.wait()
+                await self._exited_within(_KILL_REAP)
         # The leader is gone; children it left in the group go too.
         self._signal_group(signal.SIGKILL)
         return self._report_exit(self._process.returncode)

@@ -1,4 +1,5 @@
-"""The in-process Python API: open, prompt, events, close; discovery; isolation."""
+"""The in-process Python API: open, prompt, events, close (also of a stuck agent);
+the mock's script flags as a session sees them; discovery; isolation."""
 
 from __future__ import annotations
 
@@ -8,23 +9,35 @@ import stat
 from pathlib import Path
 
 import pytest
-from corral.actors.runtime import Runtime
+from corral.actors.engine import EngineSettings
+from corral.actors.runtime import Runtime, RuntimeSettings
+from corral.actors.session import ActorSettings
 from corral.pipeline.driver import DriverCommand, EventSink, Handshake, LaunchSpec
 from corral.pipeline.errors import CorralError, ErrorKind
 from corral.pipeline.events import (
     AgentDetails,
     AgentInstallation,
+    AgentOrigin,
+    Cancelled,
+    Capability,
+    Completed,
+    CompletionSource,
+    ContextCompacted,
+    Diagnostic,
     Event,
     InstallationSource,
+    Queued,
     SessionStatus,
+    StatusChanged,
     TextDelta,
     TurnEnded,
+    TurnStarted,
 )
 from corral.pipeline.telemetry import SessionTelemetry
 from corral.sources.catalog import Catalog, CatalogEntry
 from corral.sources.mock import MockDriver, parse_script
 
-from .helpers import until
+from .helpers import GateSink, text_turn, until
 
 
 async def collect(session: object) -> list[Event]:
@@ -57,6 +70,146 @@ async def test_an_agent_death_ends_the_stream_and_reports_the_failure() -> None:
         events = await asyncio.wait_for(reader, 10)
     assert isinstance(events[-2].kind, TurnEnded)
     assert session.failure is not None and session.failure.kind is ErrorKind.PROCESS_EXITED
+
+
+SLEEPY_TURN = [{"Sleep": 60_000}, {"End": {"Completed": {"source": "Protocol"}}}]
+
+
+async def play(
+    script: dict[str, object], scenario: object, settings: RuntimeSettings | None = None
+) -> list[Event]:
+    """Open a mock session, run `scenario(session)`, close, and return every event."""
+    async with Runtime(mock=parse_script(script), settings=settings) as rt:
+        session = await rt.open("mock", dir=".")
+        reader = asyncio.create_task(collect(session))
+        async with asyncio.timeout(10):
+            await scenario(session)  # type: ignore[operator]
+            await session.close()
+            return await reader
+
+
+def stops(events: list[Event]) -> list[object]:
+    return [e.kind.stop for e in events if isinstance(e.kind, TurnEnded)]
+
+
+async def test_a_mock_with_steer_rejects_sends_the_steered_prompt_to_the_head_of_the_queue() -> (
+    None
+):
+    deliveries = []
+
+    async def scenario(session: object) -> None:
+        await session.prompt("long job")  # type: ignore[attr-defined]
+        deliveries.append(await session.prompt("also this"))  # type: ignore[attr-defined]
+        await session.cancel()  # type: ignore[attr-defined]
+        await until(lambda: session.status is SessionStatus.IDLE)  # type: ignore[attr-defined]
+
+    events = await play({"steer": True, "steer_rejects": True, "turns": [SLEEPY_TURN]}, scenario)
+    assert deliveries[0].kind == Queued(0)
+    texts = [e.kind.text for e in events if isinstance(e.kind, TextDelta)]
+    assert texts == ["You said: also this"]  # the rejected steer ran as the next turn
+
+
+async def test_a_mock_with_compact_compacts_in_an_agent_turn() -> None:
+    async def scenario(session: object) -> None:
+        assert Capability.COMPACT in session.info().details.capabilities  # type: ignore[attr-defined]
+        await session.compact()  # type: ignore[attr-defined]
+        await until(lambda: session.status is SessionStatus.IDLE)  # type: ignore[attr-defined]
+
+    events = await play({"compact": True}, scenario)
+    turn = [e.kind for e in events if not isinstance(e.kind, StatusChanged)]
+    assert turn == [TurnStarted(AgentOrigin()), ContextCompacted(), TurnEnded(stop=Completed())]
+
+
+async def test_a_mock_without_permissions_advertises_neither_permissions_nor_questions() -> None:
+    async def scenario(session: object) -> None:
+        features = session.info().details.capabilities  # type: ignore[attr-defined]
+        assert Capability.PERMISSIONS not in features and Capability.QUESTIONS not in features
+
+    await play({"permissions": False}, scenario)
+
+
+async def test_a_mock_with_resume_offers_a_token_and_keeps_the_one_it_resumes() -> None:
+    async with Runtime(mock=parse_script({"resume": True})) as rt:
+        fresh = await rt.open("mock", dir=".")
+        resumed = await rt.open("mock", dir=".", resume="earlier-token")
+        assert Capability.RESUME in fresh.info().details.capabilities
+        assert fresh.info().resume_token == "mock-s1"
+        assert resumed.info().resume_token == "earlier-token"
+        await fresh.close()
+        await resumed.close()
+
+
+async def test_a_non_deterministic_mock_turn_ends_by_inference_after_the_quiet_window() -> None:
+    quiet = RuntimeSettings(engine=EngineSettings(quiet_prompt_turn=0.2))
+
+    async def scenario(session: object) -> None:
+        await session.prompt("hello")  # type: ignore[attr-defined]
+        await until(lambda: session.status is SessionStatus.IDLE)  # type: ignore[attr-defined]
+
+    events = await play({"deterministic": False}, scenario, quiet)
+    assert stops(events) == [Completed(CompletionSource.INFERRED)]
+
+
+async def test_a_mock_that_ignores_cancel_has_its_turn_ended_by_corral_after_the_grace() -> None:
+    grace = RuntimeSettings(engine=EngineSettings(cancel_grace=0.2))
+
+    async def scenario(session: object) -> None:
+        await session.prompt("long job")  # type: ignore[attr-defined]
+        await session.cancel()  # type: ignore[attr-defined]
+        await until(lambda: session.status is SessionStatus.IDLE)  # type: ignore[attr-defined]
+
+    events = await play({"ignore_cancel": True, "turns": [SLEEPY_TURN]}, scenario, grace)
+    assert stops(events) == [Cancelled()]
+    timeouts = [e for e in events if isinstance(e.kind, Diagnostic)]
+    assert [e.extensions.get("corral/cancel_timeout") for e in timeouts] == [True]
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group is left (zombies count as gone)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    members = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, NotADirectoryError, ProcessLookupError, IndexError):
+            continue
+        if int(fields[2]) == pgid:  # state, ppid, pgrp
+            members.append(fields[0])
+    return any(state != "Z" for state in members)
+
+
+async def test_close_returns_within_its_grace_and_kills_a_stuck_agent_behind_a_slow_consumer() -> (
+    None
+):
+    grace = 1.0
+    settings = RuntimeSettings(
+        actor=ActorSettings(
+            driver_capacity=4, events_capacity=8, sink_capacity=8, close_grace=grace
+        )
+    )
+    script = parse_script({**text_turn(100_000), "process": True, "ignore_close": True})
+    gate = GateSink()  # the slow consumer: it takes nothing until the gate opens
+    async with Runtime(mock=script, settings=settings) as rt:
+        session = await rt.open("mock", dir=".", extra_sinks=[gate])
+        actor = session.actor
+        agent_pid = actor.driver.pid  # type: ignore[attr-defined]
+        await session.prompt("go")
+        await until(lambda: actor.driver_events.statistics().waiting_senders == 1)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            async with asyncio.timeout(grace + 1.0):
+                await session.close()
+        finally:
+            gate.gate.set()
+        took = loop.time() - started
+        await asyncio.wait_for(session.wait_closed(), 10)
+    # EOF and SIGTERM are ignored, so only SIGKILL ended it, at the grace.
+    assert took >= grace * 0.9
+    assert not group_alive(agent_pid)
 
 
 class _CrashingDriver(MockDriver):
