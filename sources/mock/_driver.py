@@ -159,6 +159,8 @@ class MockDriver:
 
     async def run(self, events_out: EventSink) -> None:
         try:
+            if self._script.on_open:
+                await self._unprompted(self._script.on_open, events_out)
             while not self._stopped.is_set():
                 command = self._later.popleft() if self._later else await self._next_command()
                 if command is None:
@@ -214,6 +216,15 @@ class MockDriver:
                 )
             case StartTurn() | Compact():
                 self._later.append(command)  # the engine queues; this is defensive
+
+    async def _unprompted(self, steps: tuple[Step, ...], events_out: EventSink) -> None:
+        """Content the agent sends on its own: the engine opens an agent turn for it."""
+        self._interrupt.clear()
+        try:
+            await self._play(steps, events_out)
+        except _Interrupted:
+            if not self._script.ignore_cancel:
+                await events_out.send(TurnFinished(stop=Cancelled()))
 
     async def _play_turn(self, text: str, events_out: EventSink) -> None:
         index = self._turn_index

@@ -6,7 +6,7 @@ Format (JSON, every field optional):
      "steer": false, "steer_rejects": false, "compact": false,
      "permissions": true, "resume": false, "rollback": false | true | "refuse",
      "options": [ConfigOption, ...], "deterministic": true,
-     "ignore_cancel": false, "ignore_close": false}
+     "ignore_cancel": false, "ignore_close": false, "on_open": [step, ...]}
 
 Steps: `{"Emit": EventKind}` (as in the line-protocol schema; an emitted
 `RequestOpened` is the agent asking), `"AwaitAnswer"` (pause until the
@@ -22,6 +22,9 @@ over real pipes (see `_wire.py`), and four more steps misbehave on purpose:
 `"ignore_close": true` makes the child ignore EOF on stdin and SIGTERM (a
 stuck agent that only SIGKILL stops). `"ignore_cancel": true` (either mode)
 stops playing an interrupted turn but never confirms it (no turn end).
+`"on_open"` (in-process mode) is played as soon as the session runs,
+before any command: content the agent sends unprompted, so an agent turn
+(end it with an `End` step).
 
 For latency measurements, `{"Paced": {"per_second": R, "count": N}}` emits
 N text deltas at R per second (0: as fast as possible) whose text is the
@@ -157,6 +160,7 @@ class MockScript:
     deterministic: bool = True
     ignore_cancel: bool = False
     ignore_close: bool = False  # process mode: the child ignores EOF and SIGTERM
+    on_open: tuple[Step, ...] = ()  # played unprompted as the session starts
     process: bool = False
     # The script as written, for the child process of process mode.
     source: dict[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
@@ -237,6 +241,9 @@ def parse_script(raw: object) -> MockScript:
                         f"script.turns[{index}]",
                         f'{type(step).__name__} steps need "process": true (step {step_index})',
                     )
+    on_open = tuple(_step(step, path) for path, step in fields.array("on_open", True))
+    if on_open and process:
+        fields.fail("on_open", 'is played in-process only, not with "process": true')
     rollback = fields.raw.get("rollback", False)
     if rollback not in (True, False, "refuse"):
         fields.fail("rollback", 'expected true, false or "refuse"')
@@ -252,6 +259,7 @@ def parse_script(raw: object) -> MockScript:
         deterministic=fields.flag("deterministic", True),
         ignore_cancel=fields.flag("ignore_cancel", False),
         ignore_close=fields.flag("ignore_close", False),
+        on_open=on_open,
         process=process,
         source=dict(fields.raw),
     )

@@ -53,18 +53,33 @@ async def test_hello_is_the_first_line(serve_mock: Any) -> None:
     assert await serve.finish() == 0
 
 
+# The agent talks the moment its session runs, before any command: its events
+# race the open reply, which must still come first. (Here the reply is queued
+# before the session's driver runs, and the writer drains replies first; the
+# release in `Server._open` is what keeps the order when the reply cannot be
+# queued at once, e.g. behind a full reply channel, which this does not force.)
+CHATTY_AT_OPEN = {
+    "on_open": [
+        {"Repeat": {"times": 3000, "steps": [
+            {"Emit": {"TextDelta": {"message_id": "m1", "text": "hello "}}}]}},
+        {"Emit": {"MessageEnded": {"message_id": "m1"}}},
+        {"End": {"Completed": {"source": "Protocol"}}},
+    ]
+}  # fmt: skip
+
+
 async def test_open_reply_precedes_every_event_of_the_session(
     serve_mock: Any, tmp_path: Path
 ) -> None:
-    # Weak: the mock says nothing before a prompt, so this passes even without
-    # the release in `Server._open`; it needs a mock that emits at open.
-    serve = await serve_mock(TEXT_TURN)
-    info = await serve.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path)})
-    await serve.ok({"cmd": "prompt", "session": info["id"], "text": "hi"})
-    await serve.wait_event(info["id"], "TurnEnded")
-    reply_at = next(i for i, line in enumerate(serve.lines) if line.get("ok", {}) == info)
+    serve = await serve_mock(CHATTY_AT_OPEN)
+    opening = await serve.send({"cmd": "open", "agent": "mock", "dir": str(tmp_path)})
+    reply = await serve.reply(opening)
+    session_id = reply["ok"]["id"]
+    await serve.wait_event(session_id, "TurnEnded")
+    reply_at = serve.lines.index(reply)
     first_event = next(i for i, line in enumerate(serve.lines) if "event" in line)
     assert reply_at < first_event
+    assert len(serve.events(session_id)) > 3000  # the agent did talk at open
     assert await serve.finish() == 0
 
 

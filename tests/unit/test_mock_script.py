@@ -75,12 +75,22 @@ def test_every_flag_reads_with_its_non_default_value() -> None:
         ({"rollback": "maybe"}, "rollback"),
         ({"compact": "yes"}, "script.compact: expected a boolean"),
         ({"turns": {}}, "expected an array"),
+        ({"on_open": ["Jump"]}, "script.on_open[0]: unknown variant 'Jump'"),
+        ({"process": True, "on_open": ["Die"]}, "in-process only"),
     ],
 )
 def test_a_bad_script_names_the_place_and_the_problem(raw: object, needle: str) -> None:
     with pytest.raises(ShapeError) as raised:
         parse_script(raw)
     assert needle in str(raised.value)
+
+
+def test_on_open_steps_read_in_order() -> None:
+    script = parse_script(
+        {"on_open": [{"Sleep": 5}, {"End": {"Completed": {"source": "Protocol"}}}]}
+    )
+    assert [type(step) for step in script.on_open] == [Sleep, End]
+    assert parse_script({}).on_open == ()
 
 
 def test_every_shipped_script_reads() -> None:
