@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 from corral.actors.handle import Session
 from corral.actors.runtime import Runtime
-from corral.pipeline.channels import Channel
 from corral.pipeline.commands import PermissionMode
 from corral.pipeline.events import (
     Completed,
@@ -34,13 +33,13 @@ from corral.pipeline.events import (
     ToolKind,
     TurnEnded,
 )
-from corral.pipeline.records import Decision, SinkItem
 from corral.pipeline.rules import load_policy
 from corral.sources.catalog import Catalog
 from corral.sources.claude import catalog_entry
 
 from tests.support.mockmodel import MockModelServer
 from tests.support.realagents import AgentSandbox, require_agent
+from tests.support.recording import Recorders
 from tests.support.schema import check
 
 pytestmark = pytest.mark.e2e
@@ -59,30 +58,6 @@ id = "touch-ok"
 command = "touch"
 action = "allow"
 """
-
-
-class RecordingSink:
-    """Sees what the transcript and metrics sinks see."""
-
-    name = "recording"
-
-    def __init__(self) -> None:
-        self.items: list[SinkItem] = []
-
-    async def run(self, items_in: Channel[SinkItem]) -> None:
-        async for item in items_in:
-            self.items.append(item)
-
-    def decisions(self) -> list[Decision]:
-        return [item for item in self.items if isinstance(item, Decision)]
-
-
-class Recorders:
-    def __init__(self) -> None:
-        self.by_session: dict[str, RecordingSink] = {}
-
-    def __call__(self, session_id: str, agent_id: str, folder: str) -> RecordingSink:
-        return self.by_session.setdefault(session_id, RecordingSink())
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from corral.actors.runtime import Runtime
-from corral.pipeline.channels import Channel
 from corral.pipeline.errors import CorralError, ErrorKind
 from corral.pipeline.events import (
     CommandInput,
@@ -33,10 +32,10 @@ from corral.pipeline.events import (
     ToolUpdate,
     TurnEnded,
 )
-from corral.pipeline.records import Decision, SinkItem
 from corral.pipeline.rules import load_policy
 from corral.sources.mock import parse_script
 
+from tests.support.recording import Recorders
 from tests.support.schema import check
 
 TIMEOUT = 30
@@ -78,28 +77,6 @@ command = "git push"
 action = "deny"
 message = "pushing is for humans"
 """
-
-
-class RecordingSink:
-    name = "recording"
-
-    def __init__(self) -> None:
-        self.items: list[SinkItem] = []
-
-    async def run(self, items_in: Channel[SinkItem]) -> None:
-        async for item in items_in:
-            self.items.append(item)
-
-    def decisions(self) -> list[Decision]:
-        return [item for item in self.items if isinstance(item, Decision)]
-
-
-class Recorders:
-    def __init__(self) -> None:
-        self.by_session: dict[str, RecordingSink] = {}
-
-    def __call__(self, session_id: str, agent_id: str, folder: str) -> RecordingSink:
-        return self.by_session.setdefault(session_id, RecordingSink())
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +55,7 @@ from corral.sources.mock import parse_script
 from corral.sources.replay import ReplaySession, imported_installation, replay
 
 from tests.integration.helpers import until
+from tests.support.disks import tmpfs
 from tests.support.schema import check_line
 from tests.unit.transcript.readers import SECRETS, TEST_READERS, WORDS, planted_copy
 
@@ -443,22 +443,6 @@ async def test_kill_9_mid_line_then_reopen_repairs_and_keeps_every_whole_event(
 
 
 # ---- disks that say no -------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def tmpfs(where: Path, *options: str) -> Iterator[Path]:
-    where.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", ",".join(options), "tmpfs", str(where)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 FLOOD = {

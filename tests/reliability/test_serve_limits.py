@@ -5,7 +5,6 @@ its place; neither loses an event the app should see."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import shutil
 import socket
@@ -18,6 +17,7 @@ import orjson
 import pytest
 from corral.sinks.transcript import find_transcripts, read_transcript
 
+from tests.support.disks import tmpfs
 from tests.support.schema import check_line
 
 from .helpers import END, text
@@ -71,28 +71,12 @@ def test_a_metrics_port_in_use_stops_serve_at_once_with_a_clear_error(
     assert "Traceback" not in message
 
 
-@contextlib.contextmanager
-def full_tmpfs(where: Path) -> Iterator[Path]:
-    where.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {mounted.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
 @pytest.mark.skipif(shutil.which("mount") is None, reason="no mount command")
 async def test_a_full_transcript_disk_is_reported_and_the_app_loses_nothing(
     tmp_path: Path,
 ) -> None:
     script = write_script(tmp_path, FLOOD)
-    with full_tmpfs(tmp_path / "small") as disk:
+    with tmpfs(tmp_path / "small", "size=64k") as disk:
         process = await asyncio.create_subprocess_exec(
             *serve_argv(script, "--transcripts", str(disk)),
             stdin=asyncio.subprocess.PIPE,
