@@ -21,6 +21,8 @@ from collections.abc import Sequence
 import attrs
 import orjson
 
+from ._scratch import scratch_transcripts
+
 __all__ = ["Latency", "measure_latency", "measure_max_rate"]
 
 _RELAY = (
@@ -56,6 +58,12 @@ def _script(rate: float, count: int) -> str:
 
 async def _serve_run(rate: float, count: int) -> tuple[list[float], float]:
     """Latencies (ms) through corral serve, and the rate achieved."""
+    with scratch_transcripts() as transcripts:
+        return await _serve_measured(rate, count, str(transcripts.dir))
+
+
+async def _serve_measured(rate: float, count: int, archive: str) -> tuple[list[float], float]:
+    """`_serve_run` with serve's transcripts (on, as by default) kept in `archive`."""
     path = _script(rate, count)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -64,6 +72,8 @@ async def _serve_run(rate: float, count: int) -> tuple[list[float], float]:
         "serve",
         "--mock",
         path,
+        "--transcripts",
+        archive,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

@@ -21,6 +21,7 @@ from corral.actors.bench._run import write_json
 from corral.actors.bench._scale import measure_scale_apart
 from corral.actors.bench._throughput import measure_throughput
 from corral.sinks.metrics import Metrics
+from corral.sinks.transcript import find_transcripts
 
 
 async def test_the_full_pipeline_delivers_every_event_of_the_corpus() -> None:
@@ -58,7 +59,9 @@ def test_a_thousand_sessions_fit_far_under_two_gibibytes() -> None:
     )
 
 
-def test_corral_bench_quick_writes_every_figure_with_its_baseline(tmp_path: Path) -> None:
+def test_corral_bench_quick_writes_every_figure_with_its_baseline(
+    tmp_path: Path, corral_home: Path
+) -> None:
     out = io.StringIO()
     report = run_bench(BenchOptions(quick=True, loops=("uvloop",), out=out))
     path = tmp_path / "bench.json"
@@ -68,3 +71,6 @@ def test_corral_bench_quick_writes_every_figure_with_its_baseline(tmp_path: Path
         assert "value" in figures[name] and figures[name]["baseline"], name
     assert "throughput" in out.getvalue() and "latency" in out.getvalue()
     assert set(figures["floor_ratio"]["baseline"]["by_corpus"]) >= {"mock", "claude", "acp"}
+    # The bench's sessions (the latency phase's real `corral serve` too) keep
+    # their transcripts in a scratch archive, never in the user's.
+    assert list(find_transcripts(corral_home)) == []
