@@ -22,13 +22,38 @@ from collections.abc import Mapping, Sequence
 from ..pipeline.errors import AgentGone, CorralError, ErrorKind
 from ..pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 
-__all__ = ["AgentGone", "AgentProcess", "exit_status"]
+__all__ = ["AgentGone", "AgentProcess", "exit_status", "reaped"]
 
 _READ_SIZE = 256 * 1024
 _TAIL_LINES = 40
 _TAIL_LINE_BYTES = 2000
-_EXIT_POLL = 0.01  # seconds between looks at the return code while stopping
+_EXIT_POLL = 0.01  # first pause between looks at a return code; it doubles...
+_EXIT_POLL_MAX = 0.25  # ...up to this
 _KILL_REAP = 5.0  # seconds a SIGKILLed leader may take to be reaped
+
+
+async def reaped(process: asyncio.subprocess.Process, within: float | None = None) -> bool:
+    """Whether `process` has exited (been reaped) within `within` seconds (None: no limit).
+
+    Not `Process.wait()`: on Python 3.11 it returns only once every pipe of
+    the child is closed too, so a child that left a background process
+    holding its stdout, or a consumer that stopped reading (backpressure:
+    the pipe is paused, never at EOF), keeps `wait()` waiting long after
+    the process is gone. The child watcher sets `returncode` as soon as it
+    reaps the process; a poll with a short, growing pause reads it.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = None if within is None else loop.time() + max(within, 0.0)
+    pause = _EXIT_POLL
+    while process.returncode is None:
+        if deadline is not None:
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            pause = min(pause, left)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, _EXIT_POLL_MAX)
+    return True
 
 
 def exit_status(returncode: int | None) -> str:
@@ -136,7 +161,8 @@ class AgentProcess:
         return self._process.returncode
 
     async def wait(self) -> str:
-        return self._report_exit(await self._process.wait())
+        await reaped(self._process)
+        return self._report_exit(self._process.returncode)
 
     def _report_exit(self, returncode: int | None) -> str:
         status = exit_status(returncode)
@@ -153,21 +179,7 @@ class AgentProcess:
         return True
 
     async def _exited_within(self, seconds: float) -> bool:
-        """Whether the leader has exited (been reaped) within `seconds`.
-
-        Not `Process.wait()`: on Python 3.11 it returns only once every pipe
-        of the child is closed too, and a consumer that stopped reading
-        (backpressure) leaves stdout paused and never at EOF, so `wait()`
-        would outlive the process. The child watcher sets `returncode` as
-        soon as the process is reaped; a short bounded poll reads it.
-        """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + max(seconds, 0.0)
-        while self._process.returncode is None:
-            if loop.time() >= deadline:
-                return False
-            await asyncio.sleep(_EXIT_POLL)
-        return True
+        return await reaped(self._process, seconds)
 
     async def stop(self, grace: float) -> str:
         """EOF, then SIGTERM, then SIGKILL to the whole group, within `grace`."""

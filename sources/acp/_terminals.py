@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from ...pipeline.events import ToolStatus, ToolUpdate
+from .._process import reaped
 from ._frames import INTERNAL_ERROR, INVALID_PARAMS
 from ._fs import FsRefused
 from ._terminal import CommandSpec, OutputBuffer, exit_fields
@@ -160,7 +161,8 @@ class Terminals:
             terminal.eof.set()
 
     async def _wait(self, terminal: _Terminal) -> None:
-        returncode = await terminal.process.wait()
+        await reaped(terminal.process)  # not wait(): a child may hold the pipe
+        returncode = terminal.process.returncode
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_DRAIN_AFTER_EXIT):
                 await terminal.eof.wait()
@@ -189,9 +191,7 @@ class Terminals:
         terminal = self._get(terminal_id)
         if not terminal.exited.is_set():
             terminal.signal_group(signal.SIGTERM)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(KILL_GRACE):
-                    await terminal.process.wait()
+            await reaped(terminal.process, KILL_GRACE)
         terminal.signal_group(signal.SIGKILL)  # the rest of its group too
         await terminal.exited.wait()
 
@@ -219,10 +219,10 @@ class Terminals:
         terminals, self._open = list(self._open.values()), {}
         for terminal in terminals:
             terminal.signal_group(signal.SIGKILL)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(KILL_GRACE):
-                for terminal in terminals:
-                    await terminal.process.wait()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + KILL_GRACE
+        for terminal in terminals:
+            await reaped(terminal.process, deadline - loop.time())
         for terminal in terminals:
             terminal.signal_group(signal.SIGKILL)  # what is left of its group
             self._abandon(terminal)
