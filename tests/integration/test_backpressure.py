@@ -50,6 +50,15 @@ def every_stage_blocked(actor: SessionActor) -> bool:
     )
 
 
+def others_caught_up(actor: SessionActor) -> bool:
+    """Every sink but the stalled gate (the app's, the transcript) has read what reached it."""
+    return all(
+        channel.statistics().depth == 0
+        for channel in actor.sink_channels
+        if not channel.name.endswith("/gate")
+    )
+
+
 def traffic(actor: SessionActor) -> list[tuple[int, int]]:
     return [(c.statistics().sent_total, c.statistics().received_total) for c in actor.channels()]
 
@@ -68,17 +77,20 @@ async def test_a_stalled_sink_holds_every_channel_at_capacity_and_pauses_the_age
             tasks.create_task(drain(session, app_events))
             await session.prompt("go")
             actor = session.actor
-            await until(lambda: every_stage_blocked(actor))
-            produced = actor.engine.sequence
-            # Bounded: what the engine produced is at most what the channels hold.
-            assert produced <= 8 + 8 + 8 + 4 + 2
-            # Paused, not slow: with every stage blocked, letting every ready
-            # task run many times over moves nothing through any channel.
-            before = traffic(actor)
-            for _ in range(200):
-                await asyncio.sleep(0)
-            assert traffic(actor) == before and actor.engine.sequence == produced
-            gate.gate.set()
+            try:
+                await until(lambda: every_stage_blocked(actor) and others_caught_up(actor))
+                produced = actor.engine.sequence
+                # Bounded: what the engine produced is at most what the channels hold.
+                assert produced <= 8 + 8 + 8 + 4 + 2
+                # Paused, not slow: with every stage blocked (and the other sinks
+                # done with what they had), letting every ready task run many times
+                # over moves nothing through any channel.
+                before = traffic(actor)
+                for _ in range(200):
+                    await asyncio.sleep(0)
+                assert traffic(actor) == before and actor.engine.sequence == produced
+            finally:
+                gate.gate.set()  # a failure above must not leave the session stalled
             await until(lambda: any(type(e.kind).__name__ == "TurnEnded" for e in app_events))
             await session.close()
         texts = [e for e in app_events if isinstance(e.kind, TextDelta)]
@@ -102,13 +114,15 @@ async def test_cancel_answer_and_close_are_not_blocked_by_a_full_event_path() ->
             tasks.create_task(drain(session, app_events))
             await session.prompt("go")
             actor = session.actor
-            await until(lambda: "r1" in actor.engine.requests and every_stage_blocked(actor))
-            async with asyncio.timeout(2):
-                await session.answer("r1", PermissionAnswer(PermissionChoice.ALLOW_ONCE))
-                await session.prompt("queued behind")
-                await session.cancel(clear_queue=True)
-                await session.close()
-            gate.gate.set()
+            try:
+                await until(lambda: "r1" in actor.engine.requests and every_stage_blocked(actor))
+                async with asyncio.timeout(2):
+                    await session.answer("r1", PermissionAnswer(PermissionChoice.ALLOW_ONCE))
+                    await session.prompt("queued behind")
+                    await session.cancel(clear_queue=True)
+                    await session.close()
+            finally:
+                gate.gate.set()  # a failure above must not leave the session stalled
         names = [type(e.kind).__name__ for e in app_events]
         assert names.count("TurnStarted") == names.count("TurnEnded") == 1
         closed = [e for e in app_events if isinstance(e.kind, RequestClosed)]
@@ -127,11 +141,15 @@ async def test_one_stalled_session_does_not_stall_the_commands_of_another() -> N
             tasks.create_task(drain(stalled, stalled_events))
             tasks.create_task(drain(other, other_events))
             await stalled.prompt("go")
-            await until(lambda: stalled.actor.driver_events.statistics().waiting_senders == 1)
-            async with asyncio.timeout(10):
-                await other.prompt("go too")
-                await until(lambda: any(type(e.kind).__name__ == "TurnEnded" for e in other_events))
-                await other.close()
-            gate.gate.set()
+            try:
+                await until(lambda: stalled.actor.driver_events.statistics().waiting_senders == 1)
+                async with asyncio.timeout(10):
+                    await other.prompt("go too")
+                    await until(
+                        lambda: any(type(e.kind).__name__ == "TurnEnded" for e in other_events)
+                    )
+                    await other.close()
+            finally:
+                gate.gate.set()  # a failure above must not leave the session stalled
             await stalled.close()
         assert sum(isinstance(e.kind, TextDelta) for e in other_events) == TOTAL
