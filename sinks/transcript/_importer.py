@@ -29,11 +29,11 @@ from typing import TextIO
 import attrs
 
 from ...pipeline.driver import PromptSent, ReplayItem
+from ...pipeline.records import SinkItem
 from ...sources.replay import (
     AGENT_FORMATS,
     NativeReaders,
     ReaderUnavailable,
-    ReplayedItem,
     ReplaySession,
     detect_format,
     imported_installation,
@@ -153,7 +153,7 @@ def _publish(target: _Target) -> bool:
     return True
 
 
-def _replayed(target: _Target, path: Path, items: list[ReplayItem]) -> list[ReplayedItem]:
+def _replayed(target: _Target, path: Path, items: list[ReplayItem]) -> list[SinkItem]:
     known = AGENT_FORMATS[target.format_id]
     session = ReplaySession(
         session_id=target.transcript_id,
@@ -163,9 +163,7 @@ def _replayed(target: _Target, path: Path, items: list[ReplayItem]) -> list[Repl
     return list(replay(items, session=session))
 
 
-def _write(
-    target: _Target, path: Path, records: list[ReplayedItem], settings: WriterSettings
-) -> None:
+def _write(target: _Target, path: Path, records: list[SinkItem], settings: WriterSettings) -> None:
     writer = TranscriptWriter(
         path=target.staging,
         transcript_id=target.transcript_id,

@@ -36,7 +36,7 @@ from typing import Protocol
 from ...pipeline.channels import Channel, EndOfChannel
 from ...pipeline.records import SinkItem
 from ._file import TranscriptWriteError
-from ._writer import TranscriptItem, TranscriptWriter
+from ._writer import TranscriptWriter
 
 __all__ = ["FailureReport", "TranscriptMetrics", "TranscriptSink"]
 
@@ -108,7 +108,7 @@ class TranscriptSink:
                     first = await items_in.receive()
                 except EndOfChannel:
                     return
-                batch: list[TranscriptItem] = [first]
+                batch: list[SinkItem] = [first]
                 while len(batch) < _BATCH and (more := _take(items_in)) is not None:
                     batch.append(more)
                 try:

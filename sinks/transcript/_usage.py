@@ -12,6 +12,8 @@ full its context is). Cost: the sum of their `cost_usd`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
 from ...pipeline.events import ContextUsage, Event
@@ -28,6 +30,13 @@ class Usage:
     @property
     def tokens(self) -> int:
         return self.counted or self.largest_used
+
+    @classmethod
+    def of(cls, events: Iterable[Event]) -> Usage:
+        usage = cls()
+        for event in events:
+            usage.add(event)
+        return usage
 
     def add(self, event: Event) -> None:
         kind = event.kind

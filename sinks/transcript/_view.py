@@ -219,17 +219,10 @@ class Summary:
     source: str
 
 
-def _usage(events: list[Event]) -> Usage:
-    usage = Usage()
-    for event in events:
-        usage.add(event)
-    return usage
-
-
 def summary(transcript: Transcript, *, live: bool) -> Summary:
     header, footer = transcript.header, transcript.footer
     events = transcript.events()
-    usage = _usage(events)
+    usage = Usage.of(events)
     title = header.title if header is not None else None
     for event in events:
         if isinstance(event.kind, SessionUpdated) and event.kind.info.title:

@@ -58,7 +58,6 @@ from ._usage import Usage
 
 __all__ = ["TranscriptWriter", "WriterSettings"]
 
-TranscriptItem = SinkItem
 Json = dict[str, Any]
 
 
@@ -205,7 +204,7 @@ class TranscriptWriter:
                 return None
         return self._deltas.redact(stream, kind.text, found)
 
-    def _count(self, item: TranscriptItem, redactions: int) -> None:
+    def _count(self, item: SinkItem, redactions: int) -> None:
         counts = self.counts
         counts.redactions += redactions
         counts.redacted_records += 1 if redactions else 0
@@ -226,13 +225,13 @@ class TranscriptWriter:
 
     # ---- writing ----------------------------------------------------------------
 
-    def write(self, items: Sequence[TranscriptItem]) -> None:
+    def write(self, items: Sequence[SinkItem]) -> None:
         """Write a batch in order; raise TranscriptWriteError the first time writing fails."""
         with self._lock:
             self._write(items)
 
-    def _write(self, items: Sequence[TranscriptItem]) -> None:
-        pending: list[tuple[TranscriptItem, bytes, int]] = []
+    def _write(self, items: Sequence[SinkItem]) -> None:
+        pending: list[tuple[SinkItem, bytes, int]] = []
         durable = False
         for item in items:
             if isinstance(item, Opened):
@@ -252,7 +251,7 @@ class TranscriptWriter:
                     durable = True
         self._flush(pending, durable=durable)
 
-    def _flush(self, pending: list[tuple[TranscriptItem, bytes, int]], *, durable: bool) -> None:
+    def _flush(self, pending: list[tuple[SinkItem, bytes, int]], *, durable: bool) -> None:
         if not pending:
             return
         if self.failure is not None:

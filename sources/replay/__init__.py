@@ -15,7 +15,7 @@ from ._readers import (
     ReaderUnavailable,
     detect_format,
 )
-from ._runner import ReplayedItem, ReplaySession, imported_installation, replay
+from ._runner import ReplaySession, imported_installation, replay
 
 __all__ = [
     "AGENT_FORMATS",
@@ -25,7 +25,6 @@ __all__ = [
     "Prompted",
     "ReaderUnavailable",
     "ReplaySession",
-    "ReplayedItem",
     "detect_format",
     "imported_installation",
     "replay",

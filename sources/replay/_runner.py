@@ -49,9 +49,7 @@ from ...pipeline.events import (
 )
 from ...pipeline.records import Closed, Opened, Prompted, SessionFailed, SinkItem
 
-__all__ = ["ReplaySession", "ReplayedItem", "imported_installation", "replay"]
-
-ReplayedItem = SinkItem
+__all__ = ["ReplaySession", "imported_installation", "replay"]
 
 
 @attrs.frozen(kw_only=True)
@@ -105,7 +103,7 @@ class _Replay:
             settings=settings,
         )
 
-    def drain(self) -> Iterator[ReplayedItem]:
+    def drain(self) -> Iterator[SinkItem]:
         """Everything the engine produced, acknowledging each turn it starts."""
         engine = self.engine
         while engine.outbox or engine.to_driver:
@@ -115,7 +113,7 @@ class _Replay:
                 if isinstance(engine.to_driver.popleft(), StartTurn):
                     engine.on_driver_event(TurnBegan())
 
-    def prompt(self, sent: PromptSent) -> Iterator[ReplayedItem]:
+    def prompt(self, sent: PromptSent) -> Iterator[SinkItem]:
         if sent.at_ns is not None:
             self.clock.wall_ns = max(self.clock.wall_ns, sent.at_ns)
         yield from self.end_open_turn()
@@ -130,13 +128,13 @@ class _Replay:
         )
         yield from self.drain()
 
-    def end_open_turn(self) -> Iterator[ReplayedItem]:
+    def end_open_turn(self) -> Iterator[SinkItem]:
         engine = self.engine
         if engine.turn is not None and not engine.finished:
             engine.on_driver_event(TurnFinished(stop=Completed(CompletionSource.INFERRED)))
             yield from self.drain()
 
-    def finish(self) -> Iterator[ReplayedItem]:
+    def finish(self) -> Iterator[SinkItem]:
         yield from self.end_open_turn()
         engine = self.engine
         if not engine.finished:
@@ -158,7 +156,7 @@ def replay(
     *,
     session: ReplaySession,
     settings: EngineSettings | None = None,
-) -> Iterator[ReplayedItem]:
+) -> Iterator[SinkItem]:
     """The records a live session would have produced from `items`, in order."""
     run = _Replay(session, settings)
     yield Opened(info=run.engine.info(), at=SystemTime.from_ns(session.started_ns), dir=session.dir)

@@ -35,14 +35,13 @@ from corral.pipeline.events import (
     TurnEnded,
     TurnStarted,
 )
-from corral.pipeline.records import Closed, Decision, Opened, SessionFailed
+from corral.pipeline.records import Closed, Decision, Opened, SessionFailed, SinkItem
 from corral.sources.replay import (
     AGENT_FORMATS,
     AgentFormat,
     NativeReaders,
     Prompted,
     ReaderUnavailable,
-    ReplayedItem,
     ReplaySession,
     detect_format,
     imported_installation,
@@ -56,12 +55,12 @@ from .readers import FIXTURES
 T0 = 1_750_000_000 * 10**9
 
 
-def _run(items: list[ReplayItem]) -> list[ReplayedItem]:
+def _run(items: list[ReplayItem]) -> list[SinkItem]:
     session = ReplaySession(session_id="s1", agent=imported_installation("claude"), started_ns=T0)
     return list(replay(items, session=session))
 
 
-def _events(records: list[ReplayedItem]) -> list[Event]:
+def _events(records: list[SinkItem]) -> list[Event]:
     return [record for record in records if isinstance(record, Event)]
 
 
