@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from typing import Any
 
 __all__ = ["PATTERNS", "Redaction", "Redactor", "might_hold_secret", "might_need_redaction"]
@@ -171,13 +170,28 @@ def might_hold_secret(text: str) -> bool:
     return _any_in(_FILTER, text.lower())
 
 
-def might_need_redaction(encoded: bytes) -> bool:
-    """False only when `Redactor.redact` would leave this JSON value unchanged."""
-    lowered = encoded.lower()
+def _bytes_hinted(lowered: bytes) -> bool:
     for hint in _BYTE_FILTER:  # noqa: SIM110
         if hint in lowered:
             return True
     return False
+
+
+def might_need_redaction(encoded: bytes) -> bool:
+    """False only when `Redactor.redact` would leave this JSON value unchanged.
+
+    A hint that is only the name of a key `_secret_key` calls plain
+    (`"resume_token":`, `"input_tokens":`) does not count: keys are never
+    changed, and the values under them are still searched. An unescaped `":`
+    only ever ends a key, and no hint holds `"` or `:`, so cutting such a
+    name out cannot join two pieces into a new hint.
+    """
+    lowered = encoded.lower()
+    if not _bytes_hinted(lowered):
+        return False
+    for plain in _PLAIN_KEY_BYTES:
+        lowered = lowered.replace(plain, b'":')
+    return _bytes_hinted(lowered)
 
 
 _COMPILED = [(name, re.compile(regex)) for name, regex in PATTERNS.items()]
@@ -194,7 +208,10 @@ class Redaction:
     __slots__ = ("counts",)
 
     def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
+        self.counts: dict[str, int] = {}  # a plain dict: one is made for every record
+
+    def add(self, name: str) -> None:
+        self.counts[name] = self.counts.get(name, 0) + 1
 
     @property
     def total(self) -> int:
@@ -233,7 +250,7 @@ class Redactor:
             for key, item in value.items():
                 if isinstance(item, str) and item and _secret_key(key):
                     if not item.startswith("[REDACTED:"):
-                        found.counts["secret_field"] += 1
+                        found.add("secret_field")
                         item = _mask("secret_field")
                     out[key] = item
                 else:
@@ -263,9 +280,12 @@ def _is_clean(text: str) -> bool:
 # Named like secrets, and none: the id a session resumes by (a transcript
 # without it cannot be resumed).
 _PLAIN_KEYS = frozenset({"resume_token", "resumetoken"})
+_PLAIN_KEY_BYTES = (b'"resume_token":', b'"resumetoken":', b'tokens":')
 
 
+@functools.lru_cache(maxsize=4096)
 def _secret_key(key: str) -> bool:
+    """Whether a string under this key is a secret whatever it says (cached: keys repeat)."""
     lowered = key.lower()
     if lowered in _SECRET_KEYS:
         return True
@@ -277,6 +297,6 @@ def _secret_key(key: str) -> bool:
 def _replace(match: re.Match[str], *, name: str, found: Redaction) -> str:
     if "[REDACTED:" in match.group(0):
         return match.group(0)
-    found.counts[name] += 1
+    found.add(name)
     keep = match.groupdict().get("keep") or ""
     return keep + _mask(name)

@@ -14,13 +14,20 @@ the recent text of its stream (a message id, or a tool id for output):
 - inside a PEM private key block, everything is masked until its END line.
 
 State is kept per stream, bounded (the last `_WINDOW` characters).
+
+Most deltas hold no secret and no hint of one (`might_hold_secret`), and
+searching the whole recent text for hints at every delta would cost more
+than everything else a delta costs. So each stream remembers where the
+last hint it saw may end: a delta searches only its own text (plus the
+few characters before it a hint could start in), and the recent text is
+searched again only while a hint may still be in it.
 """
 
 from __future__ import annotations
 
 import re
 
-from ._redact import _ENV_NAME, PATTERNS, Redaction, might_hold_secret
+from ._redact import _ENV_NAME, _FILTER, PATTERNS, Redaction, might_hold_secret
 
 __all__ = ["DeltaRedactor"]
 
@@ -38,6 +45,7 @@ _PARTIAL = re.compile(
     rf"(?<![A-Za-z0-9_]){_ENV_NAME}[\"']?\s*[=:]\s*[\"']?)"
     r"[A-Za-z0-9_\-./+=]+\Z"
 )
+_HINT_REACH = max(len(hint) for hint in _FILTER) - 1  # a hint may start this far back
 _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 
@@ -50,10 +58,12 @@ def _secret_span(match: re.Match[str]) -> tuple[int, int]:
 class DeltaRedactor:
     def __init__(self) -> None:
         self._tails: dict[str, str] = {}
+        self._hint_ends: dict[str, int] = {}  # no hint in the tail ends after this index
         self._in_key: set[str] = set()
 
     def end(self, stream: str) -> None:
         self._tails.pop(stream, None)
+        self._hint_ends.pop(stream, None)
         self._in_key.discard(stream)
 
     def redact(self, stream: str, text: str, found: Redaction) -> str:
@@ -64,14 +74,30 @@ class DeltaRedactor:
         spans = self._pem_spans(stream, joined, offset)
         # A secret touching this delta is one token, but its readable prefix
         # ("Bearer ", "export X_TOKEN=") may hold spaces: look a little further back.
-        start = max(0, max(joined.rfind(c, 0, offset) for c in " \n\t") - _LOOKBACK)
+        rfind = joined.rfind
+        space = max(rfind(" ", 0, offset), rfind("\n", 0, offset), rfind("\t", 0, offset))
+        start = max(0, space - _LOOKBACK)
+        hint_end = len(joined) if might_hold_secret(joined[max(0, offset - _HINT_REACH) :]) else 0
+        hint_end = max(hint_end, self._hint_ends.get(stream, 0))
+        if hint_end > start:  # a hint may lie in the region: search it
+            spans.extend(self._secrets(joined, start, offset))
+        tail = joined[-_WINDOW:]
+        self._tails[stream] = tail
+        self._hint_ends[stream] = max(0, hint_end - (len(joined) - len(tail)))
+        return _mask(text, offset, spans, found) if spans else text
+
+    @staticmethod
+    def _secrets(joined: str, start: int, offset: int) -> list[tuple[int, int, str]]:
+        """Secrets, whole or begun, in `joined[start:]` that reach past `offset`."""
+        spans: list[tuple[int, int, str]] = []
         region = joined[start:]
-        if might_hold_secret(region):
-            for name, pattern in _STREAM_PATTERNS:
-                for match in pattern.finditer(region):
-                    first, end = _secret_span(match)
-                    if end + start > offset:
-                        spans.append((max(first + start, offset), end + start, name))
+        if not might_hold_secret(region):
+            return spans
+        for name, pattern in _STREAM_PATTERNS:
+            for match in pattern.finditer(region):
+                first, end = _secret_span(match)
+                if end + start > offset:
+                    spans.append((max(first + start, offset), end + start, name))
         ending = region[-_LOOKBACK:]
         if might_hold_secret(ending):
             partial = _PARTIAL.search(ending)
@@ -79,8 +105,7 @@ class DeltaRedactor:
             if partial is not None and partial.end() + base > offset:
                 first, end = _secret_span(partial)
                 spans.append((max(first + base, offset), end + base, "partial_secret"))
-        self._tails[stream] = joined[-_WINDOW:]
-        return _mask(text, offset, spans, found) if spans else text
+        return spans
 
     def _pem_spans(self, stream: str, joined: str, offset: int) -> list[tuple[int, int, str]]:
         """Key material of PEM private keys in this delta (BEGIN/END lines stay)."""
@@ -126,7 +151,7 @@ def _mask(text: str, offset: int, spans: list[tuple[int, int, str]], found: Reda
     for start, end, name in merged:
         pieces.append(text[cursor : start - offset])
         pieces.append(f"[REDACTED:{name}]")
-        found.counts[name] += 1
+        found.add(name)
         cursor = end - offset
     pieces.append(text[cursor:])
     return "".join(pieces)

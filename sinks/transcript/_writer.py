@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -59,6 +60,8 @@ from ._usage import Usage
 __all__ = ["TranscriptWriter", "WriterSettings"]
 
 Json = dict[str, Any]
+# A stream's id comes with each of its deltas: check each id once.
+_suspect_id = functools.lru_cache(maxsize=4096)(might_hold_secret)
 
 
 @attrs.frozen(kw_only=True)
@@ -181,9 +184,7 @@ class TranscriptWriter:
             ) if text is not None and not event.extensions:
                 turn = event.turn_info
                 parent = None if turn is None else turn.parent_tool_id
-                return might_hold_secret(stream) or (
-                    parent is not None and might_hold_secret(parent)
-                )
+                return _suspect_id(stream) or (parent is not None and _suspect_id(parent))
         return might_need_redaction(encoded)
 
     def _stream_text(self, event: Event, found: Redaction) -> str | None:

@@ -169,3 +169,17 @@ def test_the_quick_check_lets_ordinary_text_through() -> None:
 
     ordinary = {"TextDelta": {"message_id": "m1", "text": "Two files: a.txt and b.txt"}}
     assert not might_need_redaction(orjson.dumps(ordinary))
+
+
+def test_the_quick_check_ignores_plain_key_names_but_not_their_values() -> None:
+    import orjson
+    from corral.sinks.transcript._redact import might_need_redaction
+
+    plain = {"resume_token": None, "usage": {"input_tokens": 5, "max_tokens": 9}}
+    assert not might_need_redaction(orjson.dumps(plain))
+    for key in ("resume_token", "input_tokens"):
+        holding = {key: CASES["anthropic_key"][0]}
+        assert Redactor().redact(holding)[1].total
+        assert might_need_redaction(orjson.dumps(holding)), key
+    # A secret-named key next to a plain one still counts.
+    assert might_need_redaction(orjson.dumps({"resume_token": None, "password": "x"}))
