@@ -30,6 +30,8 @@ import functools
 import re
 from typing import Any
 
+import ahocorasick_rs
+
 __all__ = ["PATTERNS", "Redaction", "Redactor", "might_hold_secret", "might_need_redaction"]
 
 # name -> regex; the whole match is replaced, except a group named `keep`
@@ -163,18 +165,18 @@ _SECRET_KEYS = frozenset(
 # escapes, so a hint in a decoded string is also in its JSON encoding: no
 # hint in the bytes, nothing to redact.
 _FILTER = _fewest({hint.lower() for hint in (*_HINTS, *_LOWER_HINTS, *_SECRET_KEYS)})
-_BYTE_FILTER = tuple(hint.encode() for hint in _FILTER)
+# Every record passes the filter, so it searches for all its hints at once (Aho-Corasick):
+# one `in` per hint costs ten times as much on a record of a few hundred bytes.
+_TEXT_FILTER = ahocorasick_rs.AhoCorasick(_FILTER)
+_BYTE_FILTER = ahocorasick_rs.BytesAhoCorasick([hint.encode() for hint in _FILTER])
 
 
 def might_hold_secret(text: str) -> bool:
-    return _any_in(_FILTER, text.lower())
+    return bool(_TEXT_FILTER.find_matches_as_indexes(text.lower()))
 
 
 def _bytes_hinted(lowered: bytes) -> bool:
-    for hint in _BYTE_FILTER:  # noqa: SIM110
-        if hint in lowered:
-            return True
-    return False
+    return bool(_BYTE_FILTER.find_matches_as_indexes(lowered))
 
 
 def might_need_redaction(encoded: bytes) -> bool:
