@@ -42,6 +42,7 @@ from ...pipeline.events import (
     TurnStarted,
 )
 from ...pipeline.records import Closed, Decision, Opened, Prompted, SessionFailed, SinkItem
+from ._clean import KnownClean
 from ._file import (
     FsyncPolicy,
     IoStats,
@@ -116,6 +117,7 @@ class TranscriptWriter:
         self._now = now
         self._header: Json | None = None
         self._deltas = DeltaRedactor()
+        self._clean = KnownClean()
         self._lock = threading.Lock()  # a cancelled sink may abandon while a write runs
         self._stats = IoStats()  # kept across rotation
         self._file = self._line_file(path)
@@ -163,10 +165,15 @@ class TranscriptWriter:
         text = self._stream_text(event, streamed)  # always: it keeps the stream's state
         if not streamed.total and not self._may_hold_more(event, text, encoded):
             return b'{"event":' + encoded + b"}\n", 0
+        if text is None and self._clean.holds(encoded):
+            return b'{"event":' + encoded + b"}\n", 0
         record: Json = {"event": event.to_wire()}
         if text is not None:
             next(iter(record["event"]["kind"].values()))["text"] = text
-        return self._line(record, streamed)
+        line, found = self._line(record, streamed)
+        if text is None and not found:
+            self._clean.remember(encoded)
+        return line, found
 
     @staticmethod
     def _may_hold_more(event: Event, text: str | None, encoded: bytes) -> bool:
