@@ -109,7 +109,7 @@ class SessionActor:
             for sink in sinks
         ]
         self._sinks = tuple(sinks)
-        self._wake = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None  # the loop waiting for input
         self._driver_lock = asyncio.Lock()
         self._stopped = asyncio.Event()
         self._stop_lock = asyncio.Lock()
@@ -225,17 +225,23 @@ class SessionActor:
             await self._wait_for_input()
 
     async def _wait_for_input(self) -> None:
+        """Until the driver sends, a command kicks, or the engine's next deadline."""
         engine = self.engine
-        self._wake.clear()
         deadline = engine.next_deadline()
-        readable = asyncio.ensure_future(self.driver_events.wait_readable())
-        woken = asyncio.ensure_future(self._wake.wait())
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()  # one future for all three
+        self._waiter = waiter
+        self.driver_events.watch(waiter)
+        timer = None
+        if deadline is not None:
+            timer = loop.call_later(max(0.0, deadline - engine.clock()), _resolve, waiter)
         try:
-            timeout = None if deadline is None else max(0.0, deadline - engine.clock())
-            await asyncio.wait({readable, woken}, timeout=timeout, return_when="FIRST_COMPLETED")
+            await waiter
         finally:
-            readable.cancel()
-            woken.cancel()
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+            waiter.cancel()  # a no-op once resolved; else the channel skips it
         if deadline is not None and engine.clock() >= deadline:
             engine.on_time()
 
@@ -297,7 +303,9 @@ class SessionActor:
     # ---- commands (called from other tasks) -----------------------------------
 
     def _kick(self) -> None:
-        self._wake.set()
+        waiter = self._waiter
+        if waiter is not None:
+            _resolve(waiter)
 
     async def _settle(self, outcome: T | Pending) -> T:
         self._kick()
@@ -397,6 +405,11 @@ class SessionActor:
             finally:
                 done.cancel()
                 seen.cancel()
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def monotonic() -> float:

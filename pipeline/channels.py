@@ -220,6 +220,20 @@ class Channel(Generic[T]):
         # Another receiver may be waiting too: let it look as well.
         self._wake(self._receivers)
 
+    def watch(self, waiter: asyncio.Future[None]) -> None:
+        """Resolve `waiter` once an item is available or the channel ended.
+
+        For a task that waits on several things at once (this channel, another,
+        a command, a deadline) with one future, instead of a task per thing: it
+        resolves the future from whichever comes first and cancels it after. A
+        waiter already resolved or cancelled is skipped when items arrive.
+        """
+        if self._items or self._closed:
+            if not waiter.done():
+                waiter.set_result(None)
+            return
+        self._receivers.append(waiter)
+
     def close(self) -> None:
         """The sender is done; receivers drain, then see the end. Idempotent."""
         if self._closed:

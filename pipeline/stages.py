@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .channels import Channel
+from .channels import Channel, EndOfChannel
 from .records import SinkItem
 
 __all__ = ["FanOut", "Sink"]
@@ -33,10 +33,17 @@ class FanOut:
         self._outputs = tuple(outputs)
 
     async def run(self, items_in: Channel[SinkItem]) -> None:
+        outputs = self._outputs
         try:
-            async for item in items_in:
-                for output in self._outputs:
-                    await output.send(item)
+            while True:
+                try:
+                    batch = await items_in.receive_batch()
+                except EndOfChannel:
+                    return
+                for item in batch:
+                    for output in outputs:
+                        if not output.try_send(item):  # full: wait for room
+                            await output.send(item)
         finally:
             for output in self._outputs:
                 output.close()

@@ -84,15 +84,13 @@ class LineWriter:
             await self._wait_readable()
 
     async def _wait_readable(self) -> None:
-        waits = [
-            asyncio.ensure_future(self.replies.wait_readable()),
-            asyncio.ensure_future(self.lines.wait_readable()),
-        ]
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.replies.watch(waiter)
+        self.lines.watch(waiter)
         try:
-            await asyncio.wait(waits, return_when="FIRST_COMPLETED")
+            await waiter
         finally:
-            for waiter in waits:
-                waiter.cancel()
+            waiter.cancel()  # a no-op once resolved; else the channels skip it
 
 
 class LineSink:

@@ -82,3 +82,43 @@ async def test_statistics_count_what_went_through() -> None:
     await channel.receive()
     stats = channel.statistics()
     assert (stats.name, stats.sent_total, stats.received_total, stats.depth) == ("edge", 3, 1, 2)
+
+
+async def test_one_watcher_future_wakes_for_whichever_channel_gets_an_item_first() -> None:
+    first: Channel[int] = Channel(2, name="first")
+    second: Channel[int] = Channel(2, name="second")
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    first.watch(waiter)
+    second.watch(waiter)
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    second.try_send(7)
+    assert waiter.done()
+    # The other channel skips the settled waiter and wakes its next receiver.
+    receiver = asyncio.create_task(first.receive())
+    await until(lambda: first.statistics().waiting_receivers == 1)
+    first.try_send(1)
+    assert await receiver == 1
+
+
+async def test_watching_a_channel_with_items_or_closed_resolves_at_once() -> None:
+    loop = asyncio.get_running_loop()
+    holding: Channel[int] = Channel(1)
+    holding.try_send(1)
+    ended: Channel[int] = Channel(1)
+    ended.close()
+    for channel in (holding, ended):
+        waiter: asyncio.Future[None] = loop.create_future()
+        channel.watch(waiter)
+        assert waiter.done()
+
+
+async def test_a_cancelled_watcher_does_not_swallow_a_wake_up() -> None:
+    channel: Channel[int] = Channel(2)
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    channel.watch(waiter)
+    waiter.cancel()
+    receiver = asyncio.create_task(channel.receive())
+    await until(lambda: channel.statistics().waiting_receivers == 1)
+    channel.try_send(5)
+    assert await receiver == 5
