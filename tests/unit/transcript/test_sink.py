@@ -211,3 +211,50 @@ async def test_caught_up_returns_once_the_records_sent_so_far_are_on_disk(tmp_pa
     channel.close()
     await asyncio.wait_for(consumer, 10)
     await asyncio.wait_for(sink.caught_up(1000), 1)  # an ended sink holds nobody
+
+
+class CountingWriter:
+    """Counts the batches the sink hands to the writer."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.batches: list[int] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def write(self, items: list[SinkItem]) -> None:
+        self.batches.append(len(items))
+        self.inner.write(items)  # type: ignore[attr-defined]
+
+
+async def test_small_batches_linger_for_more_records(tmp_path: Path) -> None:
+    counting = CountingWriter(writer(tmp_path / "t.jsonl"))
+    sink = TranscriptSink(counting, session_id="s1", linger=0.2)  # type: ignore[arg-type]
+    channel: Channel[SinkItem] = Channel(16, name="s1/transcript")
+    consumer = asyncio.create_task(sink.run(channel))
+    events = turn(1, "hello")
+    channel.try_send(opened())
+    await _until(lambda: len(channel) == 0)  # the sink took the first record, and lingers
+    for item in events[:3]:
+        channel.try_send(item)
+    await sink.caught_up(4)
+    assert counting.batches == [4]  # one hand-off to the thread, not two
+    channel.close()
+    await asyncio.wait_for(consumer, 10)
+
+
+async def test_a_turn_end_goes_to_disk_without_lingering(tmp_path: Path) -> None:
+    counting = CountingWriter(writer(tmp_path / "t.jsonl"))
+    sink = TranscriptSink(counting, session_id="s1", linger=3600)  # type: ignore[arg-type]
+    channel: Channel[SinkItem] = Channel(16, name="s1/transcript")
+    consumer = asyncio.create_task(sink.run(channel))
+    events = turn(1, "hello")  # ends with TurnEnded, then StatusChanged(Idle)
+    for item in [opened(), *events[:5]]:
+        channel.try_send(item)
+    async with asyncio.timeout(10):
+        await sink.caught_up(6)
+    channel.try_send(closed(5))
+    channel.close()
+    await asyncio.wait_for(consumer, 10)
+    assert sum(counting.batches) == 7
