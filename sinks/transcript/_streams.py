@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from ._redact import _ENV_NAME, _FILTER, PATTERNS, Redaction, might_hold_secret
+from ._redact import _ENV_NAME, _FILTER, PATTERNS, Redaction, _hinted, might_hold_secret
 
 __all__ = ["DeltaRedactor"]
 
@@ -88,18 +88,23 @@ class DeltaRedactor:
 
     @staticmethod
     def _secrets(joined: str, start: int, offset: int) -> list[tuple[int, int, str]]:
-        """Secrets, whole or begun, in `joined[start:]` that reach past `offset`."""
+        """Secrets, whole or begun, in `joined[start:]` that reach past `offset`.
+
+        Only the patterns whose own literals are in the region run (text that
+        keeps saying "tokens" would otherwise run them all at every delta);
+        a begun secret's start always holds its pattern's literal too.
+        """
         spans: list[tuple[int, int, str]] = []
         region = joined[start:]
-        if not might_hold_secret(region):
-            return spans
-        for name, pattern in _STREAM_PATTERNS:
+        lowered = region.lower()
+        hinted = [(n, p) for n, p in _STREAM_PATTERNS if _hinted(n, region, lowered)]
+        for name, pattern in hinted:
             for match in pattern.finditer(region):
                 first, end = _secret_span(match)
                 if end + start > offset:
                     spans.append((max(first + start, offset), end + start, name))
         ending = region[-_LOOKBACK:]
-        if might_hold_secret(ending):
+        if any(_hinted(name, ending, ending.lower()) for name, _ in hinted):
             partial = _PARTIAL.search(ending)
             base = len(joined) - len(ending)
             if partial is not None and partial.end() + base > offset:
