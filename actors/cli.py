@@ -269,7 +269,11 @@ def build_parser() -> argparse.ArgumentParser:
         "parsing floor and a naive relay for throughput, a plain relay for latency, the idle "
         "process for memory. Takes a few minutes; --quick takes about one.",
     )
-    bench.add_argument("--quick", action="store_true", help="smaller runs (about a minute)")
+    bench.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller runs, scale and backpressure under the first loop only (about a minute)",
+    )
     bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     bench.add_argument(
         "--loop",

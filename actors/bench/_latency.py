@@ -6,6 +6,11 @@ share) at a steady rate; the bench reads serve's stdout and takes the
 difference. First the maximum rate of that path is measured, then the
 latency at 10 %, 50 % and 90 % of it. The baseline is a plain relay of the
 same agent (parse each line, print it) at the same rate.
+
+Each run starts with `_WARMUP` events that are not counted, in both: what
+is measured is the steady state, not a process still starting (importing,
+creating its first transcript), which a few hundred samples' p99 would
+otherwise be about.
 """
 
 from __future__ import annotations
@@ -48,8 +53,12 @@ def _percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
+_WARMUP = 200
+
+
 def _script(rate: float, count: int) -> str:
-    body = {"process": True, "turns": [[{"Paced": {"per_second": rate, "count": count}}]]}
+    paced = [{"Paced": {"per_second": rate, "count": n}} for n in (_WARMUP, count)]
+    body = {"process": True, "turns": [paced]}
     handle, path = tempfile.mkstemp(suffix=".json", prefix="corral-bench-")
     with os.fdopen(handle, "w") as out:
         json.dump(body, out)
@@ -87,6 +96,7 @@ async def _serve_measured(rate: float, count: int, archive: str) -> tuple[list[f
     await process.stdin.drain()
     latencies: list[float] = []
     first = last = 0.0
+    skip = _WARMUP
     try:
         while raw := await process.stdout.readline():
             line = orjson.loads(raw)
@@ -98,6 +108,9 @@ async def _serve_measured(rate: float, count: int, archive: str) -> tuple[list[f
             kind = line.get("event", {}).get("kind", {})
             delta = kind.get("TextDelta") if isinstance(kind, dict) else None
             if delta is None:
+                continue
+            if skip:
+                skip -= 1
                 continue
             now = time.monotonic_ns()
             latencies.append((now - int(delta["text"])) / 1e6)
@@ -130,10 +143,14 @@ async def _relay_run(rate: float, count: int) -> list[float]:
     process.stdin.write(orjson.dumps({"Script": body}) + b"\n" + orjson.dumps(start) + b"\n")
     await process.stdin.drain()
     latencies: list[float] = []
+    skip = _WARMUP
     try:
         while len(latencies) < count and (raw := await process.stdout.readline()):
             emitted = orjson.loads(raw).get("Emitted")
             if emitted and "TextDelta" in emitted["kind"]:
+                if skip:
+                    skip -= 1
+                    continue
                 stamp = int(emitted["kind"]["TextDelta"]["text"])
                 latencies.append((time.monotonic_ns() - stamp) / 1e6)
     finally:

@@ -25,7 +25,7 @@ from ._wires import WireReplay
 
 __all__ = ["ReplayDriver"]
 
-_CHUNK = 65536  # what one read of a pipe gives at most
+CHUNK = 65536  # what one read of a pipe gives at most
 
 
 class ReplayDriver:
@@ -45,8 +45,8 @@ class ReplayDriver:
         await events_out.send(TurnBegan())
         for segment in self._segments:
             wire = self._wire()
-            for start in range(0, len(segment), _CHUNK):
-                await self._forward(wire.feed(segment[start : start + _CHUNK]), events_out)
+            for start in range(0, len(segment), CHUNK):
+                await self._forward(wire.feed(segment[start : start + CHUNK]), events_out)
             await self._forward(wire.end(), events_out)
         await events_out.send(TurnFinished(stop=Completed()))
         await self._stopped.wait()

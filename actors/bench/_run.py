@@ -23,6 +23,7 @@ from ._backpressure import Backpressure, measure_backpressure
 from ._corpus import Corpus, mock_corpus, real_corpus, real_corpus_names
 from ._latency import Latency, measure_latency, measure_max_rate
 from ._scale import Scale, measure_scale_apart
+from ._stages import StageCosts
 from ._throughput import Throughput, measure_throughput
 
 __all__ = ["BenchOptions", "run_bench"]
@@ -37,7 +38,7 @@ class BenchOptions:
 
     @property
     def frames(self) -> int:
-        return 20_000 if self.quick else 120_000
+        return 10_000 if self.quick else 120_000
 
     @property
     def session_counts(self) -> tuple[int, ...]:
@@ -76,14 +77,24 @@ def _say(options: BenchOptions, text: str) -> None:
 def run_bench(options: BenchOptions) -> dict[str, Any]:
     figures = Figures()
     started = time.perf_counter()
+    stages: dict[str, StageCosts] = {}  # the same under every loop: measured once
     for loop in options.loops:
         figures.throughput[loop] = []
         for corpus in _corpora(options):
             _say(options, f"[{loop}] throughput: {corpus.name} ({len(corpus.lines)} lines)...")
             throughput = partial(
-                measure_throughput, corpus, repeat=2 if options.quick else 3, sinks=options.sinks()
+                measure_throughput,
+                corpus,
+                repeat=2 if options.quick else 3,
+                sinks=options.sinks(),
+                stages=stages.get(corpus.name),
             )
-            figures.throughput[loop].append(_run_on(loop, throughput))
+            measured: Throughput = _run_on(loop, throughput)
+            if measured.stages is not None:
+                stages[corpus.name] = measured.stages
+            figures.throughput[loop].append(measured)
+        if options.quick and loop != options.loops[0]:
+            continue  # --quick: scale and backpressure under the first loop only
         figures.scale[loop] = []
         for count in options.session_counts:
             _say(options, f"[{loop}] scale: {count} sessions...")
@@ -116,7 +127,24 @@ def _overall(runs: list[Throughput]) -> Throughput:
         floor_s=sum(t.floor_s for t in runs),
         naive_s=sum(t.naive_s for t in runs),
         corral_s=sum(t.corral_s for t in runs),
+        stages=StageCosts(
+            source_s=sum(t.stages.source_s for t in runs if t.stages),
+            line_s=sum(t.stages.line_s for t in runs if t.stages),
+            transcript_s=sum(t.stages.transcript_s for t in runs if t.stages),
+        ),
     )
+
+
+def _stage_us(t: Throughput) -> dict[str, float]:
+    """Microseconds per event: each stage alone, and the rest of the full pipeline."""
+    stages = t.stages if t.stages is not None else StageCosts(source_s=0, line_s=0, transcript_s=0)
+    alone = {
+        "source": stages.source_s,
+        "line": stages.line_s,
+        "transcript": stages.transcript_s,
+    }
+    alone["rest"] = max(0.0, t.corral_s - sum(alone.values()))
+    return {name: round(seconds / t.events * 1e6, 2) for name, seconds in alone.items()}
 
 
 def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
@@ -134,6 +162,7 @@ def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
                 "corral_us_per_event": round(main.corral_s / main.events * 1e6, 3),
                 "naive_ratio": round(main.naive_ratio, 2),
                 "by_corpus": {t.corpus: round(t.floor_ratio, 2) for t in runs},
+                "stages_us_per_event": {t.corpus: _stage_us(t) for t in [*runs, main]},
             },
         },
         "events_per_s": {
@@ -156,6 +185,7 @@ def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
 
 
 THROUGHPUT_HEAD = "  loop     corpus      events      ev/s  floor µs  corral µs  ×floor  naive ×"
+STAGES_HEAD = "  loop     corpus     floor   source    line  transcript    rest    total"
 SCALE_HEAD = "  loop     sessions      ev/s  KiB/session  RSS MiB  max lag ms"
 
 
@@ -171,6 +201,17 @@ def _table(figures: Figures, out: TextIO) -> None:
                 f"  {loop:<9}{t.corpus:<9}{t.events:>9}{t.events_per_s:>10.0f}"
                 f"{t.floor_s / t.events * 1e6:>10.2f}{t.corral_s / t.events * 1e6:>11.2f}"
                 f"{t.floor_ratio:>8.1f}{t.naive_ratio:>9.1f}"
+            )
+    line()
+    line("where corral's time goes (µs per event; each stage timed alone, same run)")
+    line(STAGES_HEAD)
+    for loop, runs in figures.throughput.items():
+        for t in [*runs, _overall(runs)]:
+            us = _stage_us(t)
+            line(
+                f"  {loop:<9}{t.corpus:<9}{t.floor_s / t.events * 1e6:>8.2f}{us['source']:>9.2f}"
+                f"{us['line']:>8.2f}{us['transcript']:>12.2f}{us['rest']:>8.2f}"
+                f"{t.corral_s / t.events * 1e6:>9.2f}"
             )
     line()
     line("scale (concurrent mock sessions in one process)")

@@ -7,6 +7,9 @@
   policy → fan-out → line writer and transcript, plus any extra sinks:
   metrics).
 
+Then the stages are timed alone (`_stages.py`), to show where corral's
+cost goes.
+
 Each is run `repeat` times and the fastest run counts (the least disturbed
 by the rest of the machine). Costs are per event the pipeline emitted.
 """
@@ -31,6 +34,7 @@ from ..runtime import Runtime, SinkFactory
 from ._corpus import Corpus
 from ._replay import ReplayDriver
 from ._scratch import scratch_transcripts
+from ._stages import StageCosts, measure_stages
 
 __all__ = ["Throughput", "measure_throughput"]
 
@@ -43,6 +47,7 @@ class Throughput:
     floor_s: float
     naive_s: float
     corral_s: float
+    stages: StageCosts | None = None  # where corral_s goes (`_stages.py`)
 
     @property
     def floor_ratio(self) -> float:
@@ -143,14 +148,21 @@ def _events(session: Any) -> int:
 
 
 async def measure_throughput(
-    corpus: Corpus, *, repeat: int = 3, sinks: Sequence[SinkFactory] = ()
+    corpus: Corpus,
+    *,
+    repeat: int = 3,
+    sinks: Sequence[SinkFactory] = (),
+    stages: StageCosts | None = None,
 ) -> Throughput:
+    """`stages`: the corpus's stage costs if already measured (they need no event loop)."""
     lines = corpus.lines
     floor = min(_floor(lines) for _ in range(repeat))
     with open(os.devnull, "w") as devnull:  # noqa: ASYNC230 (opening /dev/null never blocks)
         naive = min([await _naive(lines, devnull) for _ in range(repeat)])
     runs = [await _corral(corpus, sinks) for _ in range(repeat)]
     corral_s = min(elapsed for elapsed, _ in runs)
+    if stages is None:
+        stages = measure_stages(corpus, repeat=repeat)
     return Throughput(
         corpus=corpus.name,
         lines=len(lines),
@@ -158,4 +170,5 @@ async def measure_throughput(
         floor_s=floor,
         naive_s=naive,
         corral_s=corral_s,
+        stages=stages,
     )

@@ -71,6 +71,13 @@ def test_corral_bench_quick_writes_every_figure_with_its_baseline(
         assert "value" in figures[name] and figures[name]["baseline"], name
     assert "throughput" in out.getvalue() and "latency" in out.getvalue()
     assert set(figures["floor_ratio"]["baseline"]["by_corpus"]) >= {"mock", "claude", "acp"}
+    # Where the time goes: each stage timed alone, per corpus, with the rest.
+    stages = figures["floor_ratio"]["baseline"]["stages_us_per_event"]
+    assert set(stages) >= {"mock", "claude", "acp", "all"}
+    for corpus, costs in stages.items():
+        assert set(costs) == {"source", "line", "transcript", "rest"}, corpus
+        assert costs["source"] > 0 and costs["line"] > 0 and costs["transcript"] > 0, corpus
+    assert "where corral's time goes" in out.getvalue()
     # The bench's sessions (the latency phase's real `corral serve` too) keep
     # their transcripts in a scratch archive, never in the user's.
     assert list(find_transcripts(corral_home)) == []
