@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import shlex
 
 import attrs
@@ -49,7 +50,7 @@ from ...pipeline.events import (
 from ._common import file_diff
 from ._items import edit_title, mcp_content_text
 
-__all__ = ["ToolBook", "command_line", "command_title", "decode_chunk", "diffs_of"]
+__all__ = ["ToolBook", "chunk_bytes", "command_line", "command_title", "decode_chunk", "diffs_of"]
 
 _PERMISSION_OPTIONS = (
     PermissionChoice.ALLOW_ONCE,
@@ -67,8 +68,8 @@ _STATUS = {
 }
 
 
-def decode_chunk(chunk: str, path: str = "chunk") -> str:
-    """An output chunk's text. Raises ShapeError when it is not base64.
+def chunk_bytes(chunk: str, path: str = "chunk") -> bytes:
+    """An output chunk's bytes. Raises ShapeError when it is not base64.
 
     The seed schema's `chunk` is the stream's "raw bytes (may not be valid
     UTF-8)" in a JSON string; Codex writes them base64 (serde_with's
@@ -77,10 +78,17 @@ def decode_chunk(chunk: str, path: str = "chunk") -> str:
     valid base64 is never mistaken for text, nor the other way round.
     """
     try:
-        raw = base64.b64decode(chunk, validate=True)
+        return base64.b64decode(chunk, validate=True)
     except (binascii.Error, ValueError):
         raise ShapeError(path, "not base64") from None
-    return raw.decode("utf-8", errors="replace")
+
+
+def decode_chunk(chunk: str, path: str = "chunk") -> str:
+    """One chunk's text on its own (invalid UTF-8 becomes U+FFFD)."""
+    return chunk_bytes(chunk, path).decode("utf-8", errors="replace")
+
+
+_Utf8 = codecs.getincrementaldecoder("utf-8")
 
 
 def command_line(payload: Fields) -> str:
@@ -126,14 +134,32 @@ class ToolBook:
     def __init__(self) -> None:
         self._live: dict[str, ToolUpdate] = {}
         self._outputs: dict[str, str] = {}
+        # A command's output is one byte stream cut into chunks anywhere, even
+        # inside a character: each command's bytes are decoded as one stream.
+        self._decoders: dict[str, codecs.IncrementalDecoder] = {}
 
     def _show(self, tool: ToolUpdate) -> list[DriverEvent]:
+        shown: list[DriverEvent] = []
         if tool.status.finished:
+            shown += self._output_rest(tool.id)
             self._live.pop(tool.id, None)
             self._outputs.pop(tool.id, None)
         else:
             self._live[tool.id] = tool
-        return [Emitted(kind=ToolUpdated(tool))]
+        shown.append(Emitted(kind=ToolUpdated(tool)))
+        return shown
+
+    def _output_delta(self, call_id: str, text: str) -> list[DriverEvent]:
+        if not text:
+            return []
+        kept = self._outputs.get(call_id, "")
+        self._outputs[call_id] = (kept + text)[:_MAX_OUTPUT]
+        return [Emitted(kind=ToolOutputDelta(tool_id=call_id, text=text))]
+
+    def _output_rest(self, call_id: str) -> list[DriverEvent]:
+        """The command ended inside a character: what was held back, as U+FFFD."""
+        decoder = self._decoders.pop(call_id, None)
+        return [] if decoder is None else self._output_delta(call_id, decoder.decode(b"", True))
 
     def known(self, call_id: str, fallback: ToolUpdate) -> ToolUpdate:
         return self._live.get(call_id, fallback)
@@ -161,10 +187,11 @@ class ToolBook:
 
     def exec_output(self, payload: Fields) -> list[DriverEvent]:
         call_id = payload.string("call_id")
-        text = decode_chunk(payload.string("chunk"), f"{payload.path}.chunk")
-        kept = self._outputs.get(call_id, "")
-        self._outputs[call_id] = (kept + text)[:_MAX_OUTPUT]
-        return [Emitted(kind=ToolOutputDelta(tool_id=call_id, text=text))]
+        raw = chunk_bytes(payload.string("chunk"), f"{payload.path}.chunk")
+        decoder = self._decoders.get(call_id)
+        if decoder is None:
+            decoder = self._decoders[call_id] = _Utf8(errors="replace")
+        return self._output_delta(call_id, decoder.decode(raw))
 
     def exec_end(self, payload: Fields) -> list[DriverEvent]:
         call_id = payload.string("call_id")

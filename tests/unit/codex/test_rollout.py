@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from corral.pipeline.events import (
     DiagnosticLevel,
     Failed,
     TextDelta,
+    ToolOutputDelta,
+    ToolUpdated,
     UserMessage,
 )
 from corral.sources.codex import EventMsgNormalizer, RolloutReader, read_native_transcript
@@ -203,3 +206,39 @@ def test_item_events_silence_the_legacy_copies() -> None:
     assert normalizer.feed({"type": "agent_message_delta", "delta": "a"}) == []
     assert normalizer.feed({"type": "agent_message", "message": "a"}) == []
     assert normalizer.feed({"type": "user_message", "message": "hi"}) == []
+
+
+def _chunk(call_id: str, raw: bytes) -> dict[str, object]:
+    encoded = base64.b64encode(raw).decode()
+    return {"type": "exec_command_output_delta", "call_id": call_id, "stream": "stdout",
+            "chunk": encoded}  # fmt: skip
+
+
+def _output_texts(events: list[object]) -> list[str]:
+    return [
+        e.kind.text
+        for e in events
+        if isinstance(e, Emitted) and isinstance(e.kind, ToolOutputDelta)
+    ]
+
+
+def test_a_character_cut_between_two_chunks_arrives_whole() -> None:
+    normalizer = EventMsgNormalizer()
+    begin = {"type": "exec_command_begin", "call_id": "c1", "command": ["printf", "café"]}
+    events = normalizer.feed(begin)
+    # "é" is c3 a9; each command's bytes are one stream, cut anywhere.
+    events += normalizer.feed(_chunk("c1", b"caf\xc3"))
+    events += normalizer.feed(_chunk("c2", b"\xa9 other command"))
+    events += normalizer.feed(_chunk("c1", b"\xa9!\n"))
+    assert _output_texts(events) == ["caf", "\ufffd other command", "é!\n"]
+
+
+def test_a_command_ending_inside_a_character_shows_it_as_a_replacement() -> None:
+    normalizer = EventMsgNormalizer()
+    normalizer.feed({"type": "exec_command_begin", "call_id": "c1", "command": ["cat", "x"]})
+    events = normalizer.feed(_chunk("c1", b"ok \xe2\x82"))
+    events += normalizer.feed(
+        {"type": "exec_command_end", "call_id": "c1", "command": ["cat", "x"], "exit_code": 0}
+    )
+    assert _output_texts(events) == ["ok ", "\ufffd"]
+    assert isinstance(events[-1], Emitted) and isinstance(events[-1].kind, ToolUpdated)
