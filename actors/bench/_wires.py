@@ -89,9 +89,9 @@ class _CopilotReplay:
 
 
 class _CodexReplay:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], int] = time.time_ns) -> None:
         self._lines = JsonLinesDecoder()
-        self._normalizer = AppServerNormalizer(wall_clock_ns=time.time_ns)
+        self._normalizer = AppServerNormalizer(wall_clock_ns=clock)
 
     def feed(self, chunk: bytes) -> list[DriverEvent]:
         events: list[DriverEvent] = []

@@ -1,8 +1,10 @@
 """Any chunking of a recorded real wire gives the same events.
 
 The wires are the golden fixtures recorded from the real CLIs (Claude Code's
-stream-json; the five ACP agents); each is fed whole and cut at random
-points (hypothesis), and the driver events must be identical.
+stream-json; the five ACP agents; Codex's app-server; Copilot's session
+events); each is fed whole and cut at random points (hypothesis), and the
+driver events must be identical. Codex and Copilot go through the readers
+the benchmark replays them with (`actors/bench/_wires.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from corral.actors.bench._wires import WireReplay, _CodexReplay, _CopilotReplay, real_corpora
 from corral.pipeline.driver import DriverEvent
 from corral.sources.acp._replay import AcpReplay
 from corral.sources.claude._protocol import ClaudeProtocol
@@ -72,6 +75,27 @@ def test_claude_wire_any_chunking(name: str, points: list[int]) -> None:
 def test_acp_wire_any_chunking(name: str, points: list[int]) -> None:
     data = (FIXTURES / "acp" / name).read_bytes()
     assert acp_events(cut(data, points)) == acp_events([data])
+
+
+def _replayed(reader: WireReplay, chunks: list[bytes]) -> list[DriverEvent]:
+    events: list[DriverEvent] = []
+    for chunk in chunks:
+        events += reader.feed(chunk)
+    return events + reader.end()
+
+
+READERS = {"codex": lambda: _CodexReplay(clock=lambda: 0), "copilot": _CopilotReplay}
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+@CHUNKS
+@given(points=st.lists(st.integers(min_value=0, max_value=200_000), max_size=12))
+def test_codex_and_copilot_wires_any_chunking(name: str, points: list[int]) -> None:
+    recordings, _ = real_corpora()[name]
+    for data in recordings:
+        whole = _replayed(READERS[name](), [data])
+        assert whole  # the recording yields events at all
+        assert _replayed(READERS[name](), cut(data, points)) == whole
 
 
 def test_the_wires_are_there() -> None:
