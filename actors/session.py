@@ -199,8 +199,10 @@ class SessionActor:
         engine = self.engine
         streak = 0
         while True:
-            await self._flush_outbox()
-            await self._flush_driver()
+            if engine.outbox or engine.status is not self._status_seen:
+                await self._flush_outbox()
+            if engine.to_driver:
+                await self._flush_driver()
             if engine.finished:
                 await self._flush_outbox()
                 return
@@ -247,8 +249,11 @@ class SessionActor:
 
     async def _flush_outbox(self) -> None:
         outbox = self.engine.outbox
+        events_out = self.events_out
         while outbox:
-            await self.events_out.send(outbox.popleft())
+            record = outbox.popleft()
+            if not events_out.try_send(record):  # full: wait for room
+                await events_out.send(record)
             self._sent += 1
         if self.engine.status is not self._status_seen:
             self._announce_status()

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...pipeline.channels import Channel
+from ...pipeline.channels import Channel, EndOfChannel
 from ...pipeline.events import (
     AgentOrigin,
     Completed,
@@ -331,8 +331,14 @@ class MetricsSink:
         self.session = session
 
     async def run(self, items_in: Channel[SinkItem]) -> None:
+        observe = self.session.observe
         try:
-            async for item in items_in:
-                self.session.observe(item)
+            while True:
+                try:
+                    batch = await items_in.receive_batch()
+                except EndOfChannel:
+                    return
+                for item in batch:
+                    observe(item)
         finally:
             self.session.finish()

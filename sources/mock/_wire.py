@@ -139,6 +139,16 @@ def encode_event(event: DriverEvent) -> dict[str, Any]:
 
 
 def decode_event(raw: object) -> DriverEvent:
+    # Fast path for the commonest line, an event with no parent and no
+    # extensions; any doubt about its shape falls through to the checks below.
+    emitted = raw.get("Emitted") if type(raw) is dict and len(raw) == 1 else None
+    if (
+        type(emitted) is dict
+        and "kind" in emitted
+        and emitted.get("parent_tool_id") is None
+        and emitted.get("extensions") in (None, {})
+    ):
+        return Emitted(kind=kind_from_wire(emitted["kind"], "Emitted.kind"))
     tag, payload = tag_of(raw, "event")
     f = Fields(payload, tag)
     match tag:
