@@ -243,7 +243,8 @@ class SessionActor:
             self._waiter = None
             if timer is not None:
                 timer.cancel()
-            waiter.cancel()  # a no-op once resolved; else the channel skips it
+            waiter.cancel()  # a no-op once resolved
+            self.driver_events.unwatch(waiter)
         if deadline is not None and engine.clock() >= deadline:
             engine.on_time()
 

@@ -20,6 +20,7 @@ producer is blocked instead of sleeping.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -225,14 +226,19 @@ class Channel(Generic[T]):
 
         For a task that waits on several things at once (this channel, another,
         a command, a deadline) with one future, instead of a task per thing: it
-        resolves the future from whichever comes first and cancels it after. A
-        waiter already resolved or cancelled is skipped when items arrive.
+        resolves the future from whichever comes first, then `unwatch`es it
+        from each channel.
         """
         if self._items or self._closed:
             if not waiter.done():
                 waiter.set_result(None)
             return
         self._receivers.append(waiter)
+
+    def unwatch(self, waiter: asyncio.Future[None]) -> None:
+        """Forget a `watch` that something else resolved (so idle waits pile up nothing)."""
+        with contextlib.suppress(ValueError):  # already woken (or never watched)
+            self._receivers.remove(waiter)
 
     def close(self) -> None:
         """The sender is done; receivers drain, then see the end. Idempotent."""

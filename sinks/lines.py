@@ -90,7 +90,9 @@ class LineWriter:
         try:
             await waiter
         finally:
-            waiter.cancel()  # a no-op once resolved; else the channels skip it
+            waiter.cancel()  # a no-op once resolved
+            self.replies.unwatch(waiter)
+            self.lines.unwatch(waiter)
 
 
 class LineSink:

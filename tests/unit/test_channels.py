@@ -122,3 +122,16 @@ async def test_a_cancelled_watcher_does_not_swallow_a_wake_up() -> None:
     await until(lambda: channel.statistics().waiting_receivers == 1)
     channel.try_send(5)
     assert await receiver == 5
+
+
+async def test_unwatching_leaves_no_waiter_behind() -> None:
+    channel: Channel[int] = Channel(2)
+    loop = asyncio.get_running_loop()
+    for _ in range(100):  # an idle session woken by commands, again and again
+        waiter: asyncio.Future[None] = loop.create_future()
+        channel.watch(waiter)
+        waiter.set_result(None)  # something else woke it
+        channel.unwatch(waiter)
+        channel.unwatch(waiter)  # twice is harmless
+    assert channel.statistics().waiting_receivers == 0
+    assert len(channel._receivers) == 0
