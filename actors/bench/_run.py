@@ -129,6 +129,7 @@ def _overall(runs: list[Throughput]) -> Throughput:
         corral_s=sum(t.corral_s for t in runs),
         stages=StageCosts(
             source_s=sum(t.stages.source_s for t in runs if t.stages),
+            engine_s=sum(t.stages.engine_s for t in runs if t.stages),
             line_s=sum(t.stages.line_s for t in runs if t.stages),
             transcript_s=sum(t.stages.transcript_s for t in runs if t.stages),
         ),
@@ -137,9 +138,10 @@ def _overall(runs: list[Throughput]) -> Throughput:
 
 def _stage_us(t: Throughput) -> dict[str, float]:
     """Microseconds per event: each stage alone, and the rest of the full pipeline."""
-    stages = t.stages if t.stages is not None else StageCosts(source_s=0, line_s=0, transcript_s=0)
+    stages = t.stages or StageCosts(source_s=0, engine_s=0, line_s=0, transcript_s=0)
     alone = {
         "source": stages.source_s,
+        "engine": stages.engine_s,
         "line": stages.line_s,
         "transcript": stages.transcript_s,
     }
@@ -185,7 +187,7 @@ def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
 
 
 THROUGHPUT_HEAD = "  loop     corpus      events      ev/s  floor µs  corral µs  ×floor  naive ×"
-STAGES_HEAD = "  loop     corpus     floor   source    line  transcript    rest    total"
+STAGES_HEAD = "  loop     corpus     floor   source   engine    line  transcript    rest    total"
 SCALE_HEAD = "  loop     sessions      ev/s  KiB/session  RSS MiB  max lag ms"
 
 
@@ -210,7 +212,7 @@ def _table(figures: Figures, out: TextIO) -> None:
             us = _stage_us(t)
             line(
                 f"  {loop:<9}{t.corpus:<9}{t.floor_s / t.events * 1e6:>8.2f}{us['source']:>9.2f}"
-                f"{us['line']:>8.2f}{us['transcript']:>12.2f}{us['rest']:>8.2f}"
+                f"{us['engine']:>9.2f}{us['line']:>8.2f}{us['transcript']:>12.2f}{us['rest']:>8.2f}"
                 f"{t.corral_s / t.events * 1e6:>9.2f}"
             )
     line()

@@ -2,16 +2,17 @@
 
 - source: the source's own sans-IO reader (framing, orjson, normalizing
   into driver events), fed the recorded bytes in pipe-sized chunks;
-- line: each event encoded for the line protocol, its shared JSON
-  encoding included;
-- transcript: the transcript writer on the same events, already encoded
-  (as in the pipeline, where the line sink encodes first): redaction, its
-  own line, the file write, one batch of 256 at a time.
+- engine: the session engine (sans-IO too) on those driver events, as
+  one prompted turn, as the replay driver plays them;
+- line: each event the engine emitted, encoded for the line protocol,
+  its shared JSON encoding included;
+- transcript: the transcript writer on the engine's records, events
+  already encoded (as in the pipeline, where the line sink encodes
+  first): redaction, its own line, the file write, 256 at a time.
 
-The events are the agent's output (`Emitted`) numbered as the engine would;
-the engine's own events (status, turns) are left out. What the full
-pipeline costs beyond these three is the rest: the engine, the channels
-between stages, task switches and the hand-offs to the writer's thread.
+What the full pipeline costs beyond these four is the rest: the bounded
+channels between stages, task switches, the hand-offs to the writer's
+thread, and the metrics sink.
 """
 
 from __future__ import annotations
@@ -22,19 +23,20 @@ from pathlib import Path
 
 import attrs
 
-from ...pipeline.driver import DriverEvent, Emitted
+from ...pipeline.driver import DriverEvent, Handshake, TurnBegan, TurnFinished
 from ...pipeline.events import (
     AgentDetails,
     AgentInstallation,
+    Completed,
     Event,
     InstallationSource,
     SessionInfo,
     SystemTime,
-    TurnContext,
 )
 from ...pipeline.records import Closed, Opened, SinkItem
 from ...pipeline.wire import event_line
 from ...sinks.transcript import TranscriptWriter, WriterSettings
+from ..engine import Engine
 from ._corpus import Corpus
 from ._replay import CHUNK
 from ._scratch import scratch_transcripts
@@ -50,6 +52,7 @@ _AGENT = AgentInstallation(
 @attrs.frozen(kw_only=True)
 class StageCosts:
     source_s: float
+    engine_s: float
     line_s: float
     transcript_s: float
 
@@ -65,21 +68,29 @@ def _source(corpus: Corpus) -> tuple[float, list[DriverEvent]]:
     return time.perf_counter() - started, out
 
 
-def _events(driven: Sequence[DriverEvent]) -> list[Event]:
-    now = SystemTime.from_ns(time.time_ns())
-    turn = TurnContext(id="t1")
-    emitted = [event for event in driven if isinstance(event, Emitted)]
-    return [
-        Event(
-            sequence=number,
-            session_id="s1",
-            kind=event.kind,
-            occurred_at=now,
-            turn_info=turn,
-            extensions=event.extensions,
-        )
-        for number, event in enumerate(emitted, 1)
-    ]
+def _engine(driven: Sequence[DriverEvent]) -> tuple[float, list[SinkItem]]:
+    engine = Engine(
+        session_id="s1",
+        agent=_AGENT,
+        handshake=Handshake(details=AgentDetails()),
+        clock=time.monotonic,
+        wall_clock_ns=time.time_ns,
+    )
+    records: list[SinkItem] = []
+    outbox = engine.outbox
+    started = time.perf_counter()
+    engine.prompt("replay")
+    engine.on_driver_event(TurnBegan())
+    for event in driven:
+        # The recordings' own turn boundaries fold into the one replayed turn.
+        if not isinstance(event, TurnBegan | TurnFinished):
+            engine.on_driver_event(event)
+            records += outbox
+            outbox.clear()
+    engine.on_driver_event(TurnFinished(stop=Completed()))
+    records += outbox
+    seconds = time.perf_counter() - started
+    return seconds, records
 
 
 def _lines(events: Sequence[Event]) -> float:
@@ -89,7 +100,7 @@ def _lines(events: Sequence[Event]) -> float:
     return time.perf_counter() - started
 
 
-def _transcript(events: Sequence[Event], folder: Path) -> float:
+def _transcript(records: Sequence[SinkItem], folder: Path) -> float:
     writer = TranscriptWriter(
         path=folder / "stages.jsonl",
         transcript_id="stages",
@@ -97,8 +108,8 @@ def _transcript(events: Sequence[Event], folder: Path) -> float:
     )
     now = SystemTime.from_ns(time.time_ns())
     info = SessionInfo(id="s1", agent=_AGENT, details=AgentDetails())
-    items: list[SinkItem] = [Opened(info=info, at=now, dir=str(folder)), *events]
-    items.append(Closed(session_id="s1", reason="closed", at=now, events=len(events), turns=1))
+    items: list[SinkItem] = [Opened(info=info, at=now, dir=str(folder)), *records]
+    items.append(Closed(session_id="s1", reason="closed", at=now, events=len(records), turns=1))
     started = time.perf_counter()
     for start in range(0, len(items), _BATCH):
         writer.write(items[start : start + _BATCH])
@@ -107,8 +118,11 @@ def _transcript(events: Sequence[Event], folder: Path) -> float:
 
 def measure_stages(corpus: Corpus, *, repeat: int = 3) -> StageCosts:
     """The fastest of `repeat` runs of each stage."""
-    runs = [_source(corpus) for _ in range(repeat)]
-    events = _events(runs[0][1])
+    sourced = [_source(corpus) for _ in range(repeat)]
+    driven = sourced[0][1]
+    engined = [_engine(driven) for _ in range(repeat)]
+    records = engined[0][1]
+    events = [record for record in records if isinstance(record, Event)]
     line = min(_lines([attrs.evolve(event) for event in events]) for _ in range(repeat))
     for event in events:
         event.json()  # encoded once, as the line sink leaves them for the transcript
@@ -117,9 +131,10 @@ def measure_stages(corpus: Corpus, *, repeat: int = 3) -> StageCosts:
         for attempt in range(repeat):
             folder = settings.dir / str(attempt)
             folder.mkdir(parents=True)
-            transcript.append(_transcript(events, folder))
+            transcript.append(_transcript(records, folder))
     return StageCosts(
-        source_s=min(seconds for seconds, _ in runs),
+        source_s=min(seconds for seconds, _ in sourced),
+        engine_s=min(seconds for seconds, _ in engined),
         line_s=line,
         transcript_s=min(transcript),
     )

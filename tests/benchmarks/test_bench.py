@@ -75,8 +75,8 @@ def test_corral_bench_quick_writes_every_figure_with_its_baseline(
     stages = figures["floor_ratio"]["baseline"]["stages_us_per_event"]
     assert set(stages) >= {"mock", "claude", "acp", "all"}
     for corpus, costs in stages.items():
-        assert set(costs) == {"source", "line", "transcript", "rest"}, corpus
-        assert costs["source"] > 0 and costs["line"] > 0 and costs["transcript"] > 0, corpus
+        assert set(costs) == {"source", "engine", "line", "transcript", "rest"}, corpus
+        assert all(costs[stage] > 0 for stage in ("source", "engine", "line", "transcript")), corpus
     assert "where corral's time goes" in out.getvalue()
     # The bench's sessions (the latency phase's real `corral serve` too) keep
     # their transcripts in a scratch archive, never in the user's.
