@@ -109,7 +109,8 @@ def _transcript(records: Sequence[SinkItem], folder: Path) -> float:
     now = SystemTime.from_ns(time.time_ns())
     info = SessionInfo(id="s1", agent=_AGENT, details=AgentDetails())
     items: list[SinkItem] = [Opened(info=info, at=now, dir=str(folder)), *records]
-    items.append(Closed(session_id="s1", reason="closed", at=now, events=len(records), turns=1))
+    events = sum(1 for record in records if isinstance(record, Event))
+    items.append(Closed(session_id="s1", reason="closed", at=now, events=events, turns=1))
     started = time.perf_counter()
     for start in range(0, len(items), _BATCH):
         writer.write(items[start : start + _BATCH])
