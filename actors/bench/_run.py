@@ -1,9 +1,11 @@
 """Running the benchmark phases and reporting them.
 
 Phases, each under uvloop and under asyncio's own loop: throughput (full
-pipeline vs the orjson floor and a naive relay), scale (1 to 1000
+pipeline vs the orjson floor and a naive relay, plus each stage timed
+alone, once per corpus since it needs no loop), scale (1 to 1000
 sessions), backpressure; then, once, latency through a real `corral serve`
-at 10 %, 50 % and 90 % of its measured maximum rate.
+at 10 %, 50 % and 90 % of its measured maximum rate. `--quick` runs
+smaller corpora, and scale and backpressure under the first loop only.
 """
 
 from __future__ import annotations
