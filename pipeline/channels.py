@@ -208,6 +208,14 @@ class Channel(Generic[T]):
             self._wake(self._senders)
         return batch
 
+    async def batches(self, limit: int = 256) -> AsyncIterator[list[T]]:
+        """`receive_batch` after `receive_batch`, until the clean end."""
+        while True:
+            try:
+                yield await self.receive_batch(limit)
+            except EndOfChannel:
+                return
+
     async def wait_readable(self) -> None:
         """Wait until an item is available or the channel ended."""
         while not self._items and not self._closed:

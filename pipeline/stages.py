@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .channels import Channel, EndOfChannel
+from .channels import Channel
 from .records import SinkItem
 
 __all__ = ["FanOut", "Sink"]
@@ -35,11 +35,7 @@ class FanOut:
     async def run(self, items_in: Channel[SinkItem]) -> None:
         outputs = self._outputs
         try:
-            while True:
-                try:
-                    batch = await items_in.receive_batch()
-                except EndOfChannel:
-                    return
+            async for batch in items_in.batches():
                 for item in batch:
                     for output in outputs:
                         if not output.try_send(item):  # full: wait for room

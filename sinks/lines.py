@@ -104,11 +104,7 @@ class LineSink:
 
     async def run(self, items_in: Channel[SinkItem]) -> None:
         await self._release.wait()
-        while True:
-            try:
-                batch = await items_in.receive_batch()
-            except EndOfChannel:
-                return
+        async for batch in items_in.batches():
             # One writer item per batch: the session's lines stay together and
             # in order, and the writer's channel is paid once, not per event.
             lines = b"".join(_line(item) for item in batch)

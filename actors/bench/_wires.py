@@ -112,7 +112,9 @@ class _CodexReplay:
 
 
 def _claude_lines(path: Path) -> Iterator[bytes]:
-    for record in path.read_bytes().splitlines():
+    for record in path.read_bytes().split(b"\n"):
+        if not record.strip():
+            continue
         inbound = orjson.loads(record).get("in")
         if isinstance(inbound, str):
             yield inbound.encode() + b"\n"

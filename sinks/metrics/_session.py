@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...pipeline.channels import Channel, EndOfChannel
+from ...pipeline.channels import Channel
 from ...pipeline.events import (
     AgentOrigin,
     Completed,
@@ -333,11 +333,7 @@ class MetricsSink:
     async def run(self, items_in: Channel[SinkItem]) -> None:
         observe = self.session.observe
         try:
-            while True:
-                try:
-                    batch = await items_in.receive_batch()
-                except EndOfChannel:
-                    return
+            async for batch in items_in.batches():
                 for item in batch:
                     observe(item)
         finally:
