@@ -6,19 +6,30 @@ written) and returns a copy in which every secret is replaced by
 writer marks each record it changed (`"redacted": {...}`) and totals the
 counts in the footer: redaction is never silent.
 
-What counts as a secret:
+What counts as a secret (`_patterns.py` has the table):
 - API keys and tokens of the common providers, recognized by their shape
-  (Anthropic, OpenAI, GitHub, Google, AWS access key ids, Slack, Stripe,
-  Hugging Face, GitLab, xAI, Groq, JSON web tokens);
-- bearer and basic `Authorization` headers, `x-api-key` headers;
-- PEM private keys (the whole block);
+  (Anthropic, OpenAI, GitHub, Google, AWS access key ids and secret keys,
+  Slack, Stripe, Hugging Face, GitLab, xAI, Groq, npm, PyPI, SendGrid,
+  Twilio, DigitalOcean, Azure storage keys and SAS signatures, JSON web
+  tokens);
+- bearer and basic `Authorization` headers, `x-api-key` headers, the
+  password of a URL (`https://user:pass@host`) and of `curl -u user:pass`;
+- PEM private keys (the whole block: a GCP service account's `private_key`);
 - values of environment variables named like secrets (`FOO_API_KEY=...`,
   `export GITHUB_TOKEN="..."`, `"AWS_SECRET_ACCESS_KEY": "..."`), and string
   values under JSON keys named like secrets (`"api_key"`, `"password"`,
-  `"Authorization"`, or an env-style name in any case: `"github_token"`);
+  `"token"`, `"Authorization"`, or an env-style name in any case:
+  `"github_token"`, `"dbPassword"`), at any depth, and the same fields
+  inside text that holds JSON;
 - lower-case credential-file assignments (`aws_secret_access_key = ...`
   in `~/.aws/credentials`, `openai_api_key = ...`); only `=` and only a
-  few endings, since lower case is also code.
+  few endings, since lower case is also code;
+- the session's own secrets, whatever they look like: the values of
+  secret-named variables the app passed in `open`'s `env` (and in its MCP
+  servers' env and headers), wherever they appear later
+  (`Redactor.knowing`, `secret_values`). A value shorter than
+  `MIN_KNOWN_SECRET` characters is not searched for everywhere: it would
+  mask every "admin" or "1234" in the session.
 
 Keys are never changed, only values; numbers and booleans are left alone
 (`"used_tokens": 12` is not a secret). Pure functions; safe in any thread.
@@ -28,87 +39,26 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import ahocorasick_rs
+import orjson
 
-__all__ = ["PATTERNS", "Redaction", "Redactor", "might_hold_secret", "might_need_redaction"]
+from ._patterns import CASED_HINTS, ENV_NAME, PATTERN_HINTS, PATTERNS
 
-# name -> regex; the whole match is replaced, except a group named `keep`
-# (a prefix such as "Bearer " or "FOO_TOKEN=") which stays readable.
-_ENV_NAME = (
-    r"[A-Z][A-Z0-9_]*"
-    r"(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|AUTH_KEY)"
-    r"[A-Z0-9_]*"
-)
-# Lower-case names only in `name = value` form (`~/.aws/credentials`, .ini, TOML) and only
-# with these endings: lower case is also code, where `input_tokens: int` is no secret.
-_LOWER_NAME = (
-    r"[a-z][a-z0-9_]*_"
-    r"(?:secret_access_key|secret_key|session_token|access_token|auth_token|api_key|client_secret)"
-)
-PATTERNS: dict[str, str] = {
-    "private_key": (
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?"
-        r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
-    ),
-    "anthropic_key": r"\bsk-ant-[A-Za-z0-9_\-]{20,}",
-    "openai_key": r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}",
-    "github_token": r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
-    "google_api_key": r"\bAIza[0-9A-Za-z_\-]{35}",
-    "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "slack_token": r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
-    "stripe_key": r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
-    "huggingface_token": r"\bhf_[A-Za-z0-9]{30,}",
-    "gitlab_token": r"\bglpat-[A-Za-z0-9_\-]{20,}",
-    "xai_key": r"\bxai-[A-Za-z0-9]{20,}",
-    "groq_key": r"\bgsk_[A-Za-z0-9]{20,}",
-    "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
-    "authorization_header": (
-        r"(?P<keep>\b(?i:authorization|proxy-authorization)\s*[:=]\s*[\"']?"
-        r"(?i:bearer|basic|token)\s+)[A-Za-z0-9._~+/\-]+=*"
-    ),
-    "bearer_token": r"(?P<keep>\b[Bb]earer\s+)[A-Za-z0-9._~+/\-]{16,}=*",
-    "api_key_header": r"(?P<keep>\b(?i:x-api-key|x-goog-api-key|api-key)\s*:\s*)[^\s\"',;]{8,}",
-    "secret_env": (
-        rf"(?P<keep>(?<![A-Za-z0-9_])(?:(?:export\s+)?[\"']?{_ENV_NAME}[\"']?\s*(?:=|:)"
-        rf"|{_LOWER_NAME}[ \t]*=)\s*)"
-        r"(?:\"[^\"\n]+\"|'[^'\n]+'|(?![\"'$])[^\s\"',;}]+)"
-    ),
-}
+__all__ = [
+    "MIN_KNOWN_SECRET",
+    "PATTERNS",
+    "Redaction",
+    "Redactor",
+    "might_hold_secret",
+    "might_need_redaction",
+    "secret_values",
+]
 
-# Each pattern above needs one of its literals (as written, or in lower case
-# for the case-insensitive ones): text with none of a pattern's literals is
-# not searched with that pattern, and text with none at all (most text, and
-# all of it when it is long) with none. The literals are narrow on purpose:
-# "sk-" alone is in "task-list", so only the patterns that can match run.
-_ENV_HINTS = (
-    "SECRET", "TOKEN", "PASSW", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL",
-    "AUTH_KEY",
-)  # fmt: skip
-_LOWER_ENV_HINTS = (
-    "secret_access_key", "secret_key", "session_token", "access_token", "auth_token", "api_key",
-    "client_secret",
-)  # fmt: skip
-_PATTERN_HINTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "private_key": (("PRIVATE KEY",), ()),
-    "anthropic_key": (("sk-ant-",), ()),
-    "openai_key": (("sk-",), ()),
-    "github_token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ()),
-    "google_api_key": (("AIza",), ()),
-    "aws_access_key_id": (("AKIA", "ASIA"), ()),
-    "slack_token": (("xox",), ()),
-    "stripe_key": (("k_live_", "k_test_"), ()),
-    "huggingface_token": (("hf_",), ()),
-    "gitlab_token": (("glpat-",), ()),
-    "xai_key": (("xai-",), ()),
-    "groq_key": (("gsk_",), ()),
-    "jwt": (("eyJ",), ()),
-    "authorization_header": ((), ("authorization",)),
-    "bearer_token": ((), ("bearer",)),
-    "api_key_header": ((), ("api-key",)),
-    "secret_env": (_ENV_HINTS, _LOWER_ENV_HINTS),
-}
+_ENV_NAME = ENV_NAME  # the names `_streams.py` imports
+_PATTERN_HINTS = PATTERN_HINTS
 _HINTS = tuple(dict.fromkeys(hint for exact, _ in _PATTERN_HINTS.values() for hint in exact))
 _LOWER_HINTS = tuple(dict.fromkeys(hint for _, lower in _PATTERN_HINTS.values() for hint in lower))
 
@@ -151,10 +101,15 @@ _SECRET_KEYS = frozenset(
         "bearer_token",
         "session_token",
         "private_key",
+        "private_key_id",
         "access_key",
         "authorization",
         "proxy-authorization",
         "cookie",
+        "token",
+        "passphrase",
+        "credential",
+        "credentials",
     }
 )
 
@@ -164,15 +119,23 @@ _SECRET_KEYS = frozenset(
 # ("access_token" holds "token"). Every hint is plain ASCII with nothing JSON
 # escapes, so a hint in a decoded string is also in its JSON encoding: no
 # hint in the bytes, nothing to redact.
-_FILTER = _fewest({hint.lower() for hint in (*_HINTS, *_LOWER_HINTS, *_SECRET_KEYS)})
+# The cased hints are looked for as written, in a second pass.
+_FILTER = _fewest(
+    {hint.lower() for hint in (*_HINTS, *_LOWER_HINTS, *_SECRET_KEYS) if hint not in CASED_HINTS}
+)
 # Every record passes the filter, so it searches for all its hints at once (Aho-Corasick):
 # one `in` per hint costs ten times as much on a record of a few hundred bytes.
 _TEXT_FILTER = ahocorasick_rs.AhoCorasick(_FILTER)
 _BYTE_FILTER = ahocorasick_rs.BytesAhoCorasick([hint.encode() for hint in _FILTER])
+_CASED_TEXT_FILTER = ahocorasick_rs.AhoCorasick(list(CASED_HINTS))
+_CASED_BYTE_FILTER = ahocorasick_rs.BytesAhoCorasick([hint.encode() for hint in CASED_HINTS])
 
 
 def might_hold_secret(text: str) -> bool:
-    return bool(_TEXT_FILTER.find_matches_as_indexes(text.lower()))
+    return bool(
+        _TEXT_FILTER.find_matches_as_indexes(text.lower())
+        or _CASED_TEXT_FILTER.find_matches_as_indexes(text)
+    )
 
 
 def _bytes_hinted(lowered: bytes) -> bool:
@@ -188,6 +151,8 @@ def might_need_redaction(encoded: bytes) -> bool:
     only ever ends a key, and no hint holds `"` or `:`, so cutting such a
     name out cannot join two pieces into a new hint.
     """
+    if _CASED_BYTE_FILTER.find_matches_as_indexes(encoded):
+        return True
     lowered = encoded.lower()
     if not _bytes_hinted(lowered):
         return False
@@ -212,8 +177,8 @@ class Redaction:
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}  # a plain dict: one is made for every record
 
-    def add(self, name: str) -> None:
-        self.counts[name] = self.counts.get(name, 0) + 1
+    def add(self, name: str, times: int = 1) -> None:
+        self.counts[name] = self.counts.get(name, 0) + times
 
     @property
     def total(self) -> int:
@@ -223,12 +188,56 @@ class Redaction:
         return {"count": self.total, "patterns": sorted(self.counts)}
 
 
+MIN_KNOWN_SECRET = 6
+KNOWN_SECRET = "session_secret"  # the mark of a value the session was given
+
+
+def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of `env` worth masking wherever they appear: secret-named, long enough."""
+    return tuple(
+        dict.fromkeys(
+            value for name, value in env.items() if _secret_key(name) and _worth_knowing(value)
+        )
+    )
+
+
+def _worth_knowing(value: str) -> bool:
+    return len(value.strip()) >= MIN_KNOWN_SECRET and "[REDACTED:" not in value
+
+
 class Redactor:
-    def __init__(self) -> None:
+    """Replaces secrets; `knowing(values)` gives one that also masks a session's own."""
+
+    def __init__(self, *, known: Iterable[str] = ()) -> None:
         assert PATTERNS.keys() == _PATTERN_HINTS.keys(), "every pattern has its literals"
         self._patterns = [(name, re.compile(regex)) for name, regex in PATTERNS.items()]
+        # Longest first: a value holding another is masked whole.
+        self.known = tuple(sorted({v for v in known if _worth_knowing(v)}, key=len, reverse=True))
+        self._known_encoded = tuple(orjson.dumps(value)[1:-1] for value in self.known)
+
+    def knowing(self, values: Iterable[str]) -> Redactor:
+        """A redactor that also masks these literal values (a session's own secrets)."""
+        return Redactor(known=(*self.known, *values))
+
+    def might_need_redaction(self, encoded: bytes) -> bool:
+        """`might_need_redaction`, knowing this redactor's literal values too."""
+        if might_need_redaction(encoded):
+            return True
+        for value in self._known_encoded:  # noqa: SIM110 (a plain loop is quicker)
+            if value in encoded:
+                return True
+        return False
+
+    def _mask_known(self, text: str, found: Redaction) -> str:
+        for value in self.known:
+            if value in text:
+                found.add(KNOWN_SECRET, text.count(value))
+                text = text.replace(value, _mask(KNOWN_SECRET))
+        return text
 
     def redact_text(self, text: str, found: Redaction) -> str:
+        if self.known:
+            text = self._mask_known(text, found)
         if len(text) <= _CLEAN_MAX and _is_clean(text):
             return text
         lowered = text.lower()

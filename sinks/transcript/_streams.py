@@ -11,7 +11,10 @@ the recent text of its stream (a message id, or a tool id for output):
 - a delta ending in what starts like a secret (`sk-ant-api03-AbCd`,
   `Bearer ab`, `GITHUB_TOKEN=gh`) has that start masked at once, since the
   rest may come in the next delta; only the non-secret prefix stays;
-- inside a PEM private key block, everything is masked until its END line.
+- inside a PEM private key block, everything is masked until its END line;
+- the session's own secrets (`known`, the values of secret-named variables
+  the app passed in `env`) are masked whole, or begun when a delta ends in
+  at least `_KNOWN_BEGUN` characters of one.
 
 State is kept per stream, bounded (the last `_WINDOW` characters).
 
@@ -27,7 +30,8 @@ from __future__ import annotations
 
 import re
 
-from ._redact import _ENV_NAME, _FILTER, PATTERNS, Redaction, _hinted, might_hold_secret
+from ._patterns import CASED_HINTS, PARTIAL
+from ._redact import _FILTER, KNOWN_SECRET, PATTERNS, Redaction, _hinted, might_hold_secret
 
 __all__ = ["DeltaRedactor"]
 
@@ -36,16 +40,9 @@ _LOOKBACK = 160
 _STREAM_PATTERNS = [
     (name, re.compile(regex)) for name, regex in PATTERNS.items() if name != "private_key"
 ]
-_PARTIAL = re.compile(
-    r"(?P<keep>\bsk-(?:ant-(?:[a-z]{2,6}\d{0,3}-)?|proj-|svcacct-|admin-)?|\bgh[pousr]_|"
-    r"\bgithub_pat_|\bAIza|\b(?:AKIA|ASIA)|\bxox[abposr]-|\bhf_|\bglpat-|\bxai-|\bgsk_|"
-    r"\b[rs]k_(?:live|test)_|\beyJ|\b[Bb]earer\s+|"
-    r"\b(?i:x-api-key|x-goog-api-key|api-key)\s*:\s*|"
-    r"\b(?i:authorization|proxy-authorization)\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+|"
-    rf"(?<![A-Za-z0-9_]){_ENV_NAME}[\"']?\s*[=:]\s*[\"']?)"
-    r"[A-Za-z0-9_\-./+=]+\Z"
-)
-_HINT_REACH = max(len(hint) for hint in _FILTER) - 1  # a hint may start this far back
+_PARTIAL = PARTIAL  # what starts like a secret, at the end of a delta
+# A hint may start this far back.
+_HINT_REACH = max(len(hint) for hint in (*_FILTER, *CASED_HINTS)) - 1
 _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 
@@ -56,7 +53,8 @@ def _secret_span(match: re.Match[str]) -> tuple[int, int]:
 
 
 class DeltaRedactor:
-    def __init__(self) -> None:
+    def __init__(self, *, known: tuple[str, ...] = ()) -> None:
+        self._known = known  # the session's own secrets (`Redactor.known`)
         self._tails: dict[str, str] = {}
         self._hint_ends: dict[str, int] = {}  # no hint in the tail ends after this index
         self._in_key: set[str] = set()
@@ -81,6 +79,8 @@ class DeltaRedactor:
         hint_end = max(hint_end, self._hint_ends.get(stream, 0))
         if hint_end > start:  # a hint may lie in the region: search it
             spans.extend(self._secrets(joined, start, offset))
+        if self._known:
+            spans.extend(_known_spans(self._known, joined, offset))
         tail = joined[-_WINDOW:]
         self._tails[stream] = tail
         self._hint_ends[stream] = max(0, hint_end - (len(joined) - len(tail)))
@@ -140,6 +140,31 @@ class DeltaRedactor:
         else:
             self._in_key.discard(stream)
         return spans
+
+
+_KNOWN_BEGUN = 4  # a delta ending in this much of a known secret has it masked at once
+
+
+def _known_spans(known: tuple[str, ...], joined: str, offset: int) -> list[tuple[int, int, str]]:
+    """The session's own secrets, whole or begun, reaching into this delta."""
+    spans: list[tuple[int, int, str]] = []
+    for value in known:
+        position = joined.find(value, max(0, offset - len(value) + 1))
+        while position >= 0:
+            spans.append((max(position, offset), position + len(value), KNOWN_SECRET))
+            position = joined.find(value, position + 1)
+        # The end of the delta may be the start of the value: its rest may come next.
+        ending = joined[-(len(value) - 1) :]
+        head = value[:_KNOWN_BEGUN]
+        begun = ending.find(head)
+        while begun >= 0:
+            if value.startswith(ending[begun:]):
+                start = len(joined) - len(ending) + begun
+                if len(joined) > offset:
+                    spans.append((max(start, offset), len(joined), KNOWN_SECRET))
+                break
+            begun = ending.find(head, begun + 1)
+    return spans
 
 
 def _mask(text: str, offset: int, spans: list[tuple[int, int, str]], found: Redaction) -> str:

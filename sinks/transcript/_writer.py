@@ -54,7 +54,7 @@ from ._file import (
 )
 from ._format import encode_item, footer_record, header_record
 from ._paths import files_of, part_path
-from ._redact import Redaction, Redactor, might_hold_secret, might_need_redaction
+from ._redact import Redaction, Redactor, might_hold_secret
 from ._streams import DeltaRedactor
 from ._usage import Usage
 
@@ -116,7 +116,8 @@ class TranscriptWriter:
         self._source = source
         self._now = now
         self._header: Json | None = None
-        self._deltas = DeltaRedactor()
+        known = () if settings.redactor is None else settings.redactor.known
+        self._deltas = DeltaRedactor(known=known)
         self._clean = KnownClean()
         self._lock = threading.Lock()  # a cancelled sink may abandon while a write runs
         self._stats = IoStats()  # kept across rotation
@@ -132,6 +133,15 @@ class TranscriptWriter:
             max_write=settings.max_write,
             stats=self._stats,
         )
+
+    def learn_secrets(self, values: Sequence[str]) -> None:
+        """Mask these values (the session's own secrets) too, from the next record on."""
+        redactor = self.settings.redactor
+        if redactor is None or not values:
+            return
+        redactor = redactor.knowing(values)
+        self.settings = attrs.evolve(self.settings, redactor=redactor)
+        self._deltas = DeltaRedactor(known=redactor.known)
 
     def take_io(self) -> tuple[int, list[float]]:
         """Bytes written and fsync durations since the last call (for the metrics)."""
@@ -175,8 +185,7 @@ class TranscriptWriter:
             self._clean.remember(encoded)
         return line, found
 
-    @staticmethod
-    def _may_hold_more(event: Event, text: str | None, encoded: bytes) -> bool:
+    def _may_hold_more(self, event: Event, text: str | None, encoded: bytes) -> bool:
         """Whether anything in the event besides a delta's text may hold a secret.
 
         Most events are deltas: their text was just checked (`_stream_text`),
@@ -192,7 +201,9 @@ class TranscriptWriter:
                 turn = event.turn_info
                 parent = None if turn is None else turn.parent_tool_id
                 return _suspect_id(stream) or (parent is not None and _suspect_id(parent))
-        return might_need_redaction(encoded)
+        redactor = self.settings.redactor
+        assert redactor is not None
+        return redactor.might_need_redaction(encoded)
 
     def _stream_text(self, event: Event, found: Redaction) -> str | None:
         """A delta's text, redacted knowing its stream's recent text (`_streams.py`)."""

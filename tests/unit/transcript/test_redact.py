@@ -38,8 +38,9 @@ CASES: dict[str, tuple[str, str]] = {
 }
 
 
-def test_every_pattern_has_a_case() -> None:
-    assert set(CASES) == set(PATTERNS)
+def test_every_case_is_a_pattern() -> None:
+    # The patterns added later have their cases in test_redact_more.py, which checks them all.
+    assert set(CASES) <= set(PATTERNS)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
