@@ -8,10 +8,13 @@ resolved form. Rules that allow need every form to agree; rules that deny
 or ask need only one (`PathFacts.forms`).
 
 Globs: `*` and `?` stay within one path segment, `**` spans segments,
-`[abc]` and `{a,b}` as in the shell. A glob starting with `/` or `~` is
-absolute; one containing `/` is relative to the session directory (and
-matches only inside it); one without `/` matches a file name at any depth
-(like `.gitignore`).
+`[abc]` and `{a,b}` as in the shell, with wildcards inside braces too
+(`{*.env,*.pem}`, each alternative anchored on its own); bracex expands
+the braces and wcmatch compiles the rest, well-kept matchers rather than
+ours. `*` also matches a leading dot: a deny of `*.pem` covers `.x.pem`.
+A glob starting with `/` or `~` is absolute; one containing `/` is
+relative to the session directory (and matches only inside it); one
+without `/` matches a file name at any depth (like `.gitignore`).
 
 The only I/O here is `os.path.realpath` (it reads links).
 """
@@ -22,6 +25,8 @@ import os
 import re
 
 import attrs
+import bracex
+from wcmatch import glob
 
 __all__ = [
     "PathFacts",
@@ -34,6 +39,7 @@ __all__ = [
 ]
 
 _GLOB_CHARS = frozenset("*?[{")
+_BRACE_LIMIT = 1000  # alternatives one glob may expand to: `{1..99}{1..99}` is a typo
 
 
 def expand_home(path: str, home: str) -> str:
@@ -79,40 +85,54 @@ def path_facts(given: str, *, base: str, session_dir: str, home: str) -> PathFac
 @attrs.frozen(kw_only=True)
 class PathGlob:
     source: str
-    anchor: str  # absolute, relative, name
-    regexes: tuple[re.Pattern[str], ...]  # any of them may match
+    # Each alternative after brace expansion, with its anchor: `{*.pem,src/**}`
+    # holds a name glob and a relative one. Any of them may match.
+    parts: tuple[tuple[str, re.Pattern[str]], ...]
+
+    @property
+    def anchor(self) -> str:
+        """absolute, relative or name; "mixed" when braces hold several kinds."""
+        anchors = {anchor for anchor, _ in self.parts}
+        return anchors.pop() if len(anchors) == 1 else "mixed"
 
     @classmethod
     def parse(cls, source: str, *, home: str) -> PathGlob:
         """Compile a glob; ValueError says what is wrong with it."""
         if not source:
             raise ValueError("an empty path glob")
-        pattern = expand_home(source, home)
-        if pattern.startswith("/"):
-            variants = {pattern, _resolve_literal_prefix(pattern)}
-            return cls(
-                source=source,
-                anchor="absolute",
-                regexes=tuple(_compile(v) for v in sorted(variants)),
-            )
-        pattern = pattern.removeprefix("./")
-        anchor = "relative" if "/" in pattern.rstrip("/") else "name"
-        return cls(source=source, anchor=anchor, regexes=(_compile(pattern.rstrip("/")),))
+        try:
+            alternatives = bracex.expand(source, limit=_BRACE_LIMIT)
+        except (bracex.ExpansionLimitException, ValueError) as error:
+            raise ValueError(f"bad glob {source!r}: {error}") from None
+        parts: list[tuple[str, re.Pattern[str]]] = []
+        for alternative in dict.fromkeys(alternatives):
+            pattern = expand_home(alternative, home)
+            if pattern.startswith("/"):
+                variants = {pattern, _resolve_literal_prefix(pattern)}
+                parts += [("absolute", regex) for v in sorted(variants) for regex in _compile(v)]
+                continue
+            pattern = pattern.removeprefix("./").rstrip("/")
+            anchor = "relative" if "/" in pattern else "name"
+            parts += [(anchor, regex) for regex in _compile(pattern)]
+        return cls(source=source, parts=tuple(parts))
 
     def matches(self, facts: PathFacts, *, every_form: bool) -> bool:
         results = [self.matches_form(path, root, inside) for path, root, inside in facts.forms()]
         return all(results) if every_form else any(results)
 
     def matches_form(self, path: str, root: str, inside: bool) -> bool:
-        if self.anchor == "absolute":
-            subject = path
-        elif self.anchor == "relative":
-            if not inside or path == root:
-                return False
-            subject = os.path.relpath(path, root)
-        else:
-            subject = os.path.basename(path)
-        return any(regex.fullmatch(subject) for regex in self.regexes)
+        for anchor, regex in self.parts:
+            if anchor == "absolute":
+                subject = path
+            elif anchor == "relative":
+                if not inside or path == root:
+                    continue
+                subject = os.path.relpath(path, root)
+            else:
+                subject = os.path.basename(path)
+            if regex.fullmatch(subject):
+                return True
+        return False
 
 
 def real_path(path: str) -> str:
@@ -136,42 +156,16 @@ def _resolve_literal_prefix(pattern: str) -> str:
     return resolved.rstrip("/") + "/" + rest
 
 
-def _compile(glob: str) -> re.Pattern[str]:
-    out: list[str] = []
-    index = 0
-    while index < len(glob):
-        char = glob[index]
-        if glob.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif glob.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif char == "*":
-            out.append("[^/]*")
-            index += 1
-        elif char == "?":
-            out.append("[^/]")
-            index += 1
-        elif char == "[" and "]" in glob[index + 2 :]:
-            end = glob.index("]", index + 2)
-            body = glob[index + 1 : end]
-            negate = body[:1] in ("!", "^")
-            body = body[1:] if negate else body
-            out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
-            index = end + 1
-        elif char == "{" and "}" in glob[index:]:
-            end = glob.index("}", index)
-            choices = glob[index + 1 : end].split(",")
-            out.append("(?:" + "|".join(re.escape(c) for c in choices) + ")")
-            index = end + 1
-        else:
-            out.append(re.escape(char))
-            index += 1
+_GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB  # braces are expanded before
+
+
+def _compile(pattern: str) -> tuple[re.Pattern[str], ...]:
+    """The regexes of one glob without braces (wcmatch: `*`, `**`, `[!x]`)."""
     try:
-        return re.compile("".join(out), re.DOTALL)
-    except re.error as error:
-        raise ValueError(f"bad glob {glob!r}: {error}") from None
+        included, _ = glob.translate(pattern, flags=_GLOB_FLAGS)
+        return tuple(re.compile(regex) for regex in included)
+    except (re.error, ValueError) as error:
+        raise ValueError(f"bad glob {pattern!r}: {error}") from None
 
 
 def glob_regex(glob: str) -> re.Pattern[str]:
