@@ -207,6 +207,8 @@ class Runtime:
         session = Session(session_id=session_id, app_sink=app_sink)
         sinks: list[Sink] = [session.app_sink, *extra_sinks]
         sinks += [make(session_id, installation.id, session_dir) for make in self._sink_factories]
+        if self.archive is not None:  # its files mask the secrets the app passed, wherever
+            self.archive.learn_secrets(session_id, spec.env, spec.mcp_servers)
         opened: asyncio.Future[SessionActor] = asyncio.get_running_loop().create_future()
 
         def build_engine(handshake: object) -> Engine:

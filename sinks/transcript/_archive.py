@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
 
+from ...pipeline.commands import McpServer
 from ...pipeline.telemetry import Observer
 from ._file import FsyncPolicy
 from ._paths import default_transcripts_dir, live_transcript_id, live_transcript_path
-from ._redact import Redactor
+from ._redact import Redactor, secret_values
 from ._sink import TranscriptMetrics, TranscriptSink
 from ._wire import WireRecorder
 from ._writer import TranscriptWriter, WriterSettings
@@ -124,6 +125,25 @@ class Archive:
         if self.wire is not None:
             self.wire.register(session_id, path.with_name(f"{transcript_id}.wire.jsonl"))
         return sink
+
+    def learn_secrets(
+        self,
+        session_id: str,
+        env: Iterable[tuple[str, str]],
+        mcp_servers: Iterable[McpServer] = (),
+    ) -> None:
+        """Mask the secrets the app gave a session (`open`'s `env`, its MCP servers' env
+        and headers) wherever they appear in its files, from its first record on."""
+        pairs = [*env]
+        for server in mcp_servers:
+            pairs += [*server.env, *server.headers]
+        values = secret_values(pairs)
+        sink = self.sinks.get(session_id)
+        if sink is None or not values:
+            return
+        sink.writer.learn_secrets(values)
+        if self.wire is not None:
+            self.wire.learn_secrets(session_id, values)
 
     def _ended(self, session_id: str) -> None:
         sink = self.sinks.pop(session_id, None)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import ahocorasick_rs
@@ -192,12 +192,13 @@ MIN_KNOWN_SECRET = 6
 KNOWN_SECRET = "session_secret"  # the mark of a value the session was given
 
 
-def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
-    """The values of `env` worth masking wherever they appear: secret-named, long enough."""
+def secret_values(env: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """The values worth masking wherever they appear: secret-named, long enough.
+
+    `env` is (name, value) pairs: an environment, or HTTP headers.
+    """
     return tuple(
-        dict.fromkeys(
-            value for name, value in env.items() if _secret_key(name) and _worth_knowing(value)
-        )
+        dict.fromkeys(value for name, value in env if _secret_key(name) and _worth_knowing(value))
     )
 
 

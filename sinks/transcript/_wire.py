@@ -14,6 +14,17 @@ This is the one lossy path of the archive, on purpose: recording the wire
 must not slow the agent. Every loss is counted in the file and in `dropped`.
 Sessions are registered by the archive when their transcript sink is made,
 and released when that sink ends.
+
+Redaction is the transcript's: every string of a message is redacted as
+part of a stream, the strings found at
+the same place (direction and key path: `in/event/delta/text`) in the
+session's earlier messages, the way the transcript redacts streamed deltas
+(`_streams.py`): agents stream text a few characters per message, so a key
+the model echoes is split across messages, none of which looks like a key
+alone. Then the message is redacted whole (secret-named fields). A
+session's own secrets (`learn_secrets`: the values of its secret-named
+`env`) are masked too. The streams a session keeps are
+bounded (`_STREAMS`, the least recently used one is forgotten).
 """
 
 from __future__ import annotations
@@ -24,16 +35,84 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
+import attrs
 import orjson
 
 from ...pipeline.events import SystemTime
-from ._redact import Redactor
+from ._redact import Redaction, Redactor, _secret_key
+from ._streams import DeltaRedactor
 
 __all__ = ["WireRecorder"]
 
-# (session, file, direction, line, ns); direction None: the session ended.
-_Item = tuple[str, Path, str | None, bytes, int]
+_STREAMS = 64  # key paths of one session redacted as streams (least recently used goes)
+
+
+@attrs.frozen
+class _Line:
+    session_id: str
+    path: Path
+    direction: str
+    line: bytes
+    at_ns: int
+
+
+@attrs.frozen
+class _Known:
+    session_id: str
+    values: tuple[str, ...]
+
+
+@attrs.frozen
+class _End:
+    session_id: str
+    path: Path
+
+
+_Item = _Line | _Known | _End
+
+
+class _SessionRedaction:
+    """One session's redaction: the whole message, then each string as part of its stream."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._deltas = DeltaRedactor(known=redactor.known)
+        self._streams: dict[str, None] = {}  # in the order last used
+
+    def redact(self, record: dict[str, object]) -> dict[str, object]:
+        # The streams see the raw text, as the transcript's do: a secret's first part,
+        # already masked in its own message, still joins the next message's rest.
+        found = Redaction()
+        streamed = self._walk(record, "", found)
+        redacted: dict[str, object] = self._redactor.redact(streamed, found)[0]
+        if found.total:
+            redacted["redacted"] = found.mark()
+        return redacted
+
+    def _walk(self, value: Any, path: str, found: Redaction) -> Any:
+        if isinstance(value, str):
+            return self._stream(path, value, found)
+        if isinstance(value, list):
+            return [self._walk(item, path, found) for item in value]
+        if isinstance(value, dict):
+            return {
+                # A secret-named field is masked whole by the redactor: no stream needed.
+                key: item if _secret_key(key) else self._walk(item, f"{path}/{key}", found)
+                for key, item in value.items()
+            }
+        return value
+
+    def _stream(self, path: str, text: str, found: Redaction) -> str:
+        streams = self._streams
+        streams.pop(path, None)
+        streams[path] = None
+        if len(streams) > _STREAMS:
+            oldest = next(iter(streams))
+            del streams[oldest]
+            self._deltas.end(oldest)
+        return self._deltas.redact(path, text, found)
 
 
 class WireRecorder:
@@ -48,6 +127,7 @@ class WireRecorder:
         self._lock = threading.Lock()
         self._paths: dict[str, Path] = {}
         self._items: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self._redactions: dict[str, _SessionRedaction] = {}  # the worker thread's
         self._thread: threading.Thread | None = None
         self.dropped: Counter[str] = Counter()
         self.written = 0
@@ -60,10 +140,15 @@ class WireRecorder:
             self._thread = threading.Thread(target=self._work, name="corral-wire", daemon=True)
             self._thread.start()
 
+    def learn_secrets(self, session_id: str, values: tuple[str, ...]) -> None:
+        """Mask these values (the session's own secrets) in its lines from now on."""
+        if session_id in self._paths and values:
+            self._items.put(_Known(session_id, tuple(values)))
+
     def release(self, session_id: str) -> None:
         path = self._paths.pop(session_id, None)
         if path is not None:
-            self._items.put((session_id, path, None, b"", 0))
+            self._items.put(_End(session_id, path))
 
     def close(self) -> None:
         if self._thread is not None:
@@ -82,7 +167,7 @@ class WireRecorder:
                 self.dropped[session_id] += 1
                 return
             self._queued += len(line)
-        self._items.put((session_id, path, direction, bytes(line), time.time_ns()))
+        self._items.put(_Line(session_id, path, direction, bytes(line), time.time_ns()))
 
     def process_started(self, agent: str) -> None:
         pass
@@ -105,40 +190,48 @@ class WireRecorder:
         files: dict[str, int] = {}
         try:
             while (item := self._items.get()) is not None:
-                session_id, path, direction, line, at_ns = item
-                if direction is None:
-                    self._finish(session_id, path, files)
-                    continue
-                with self._lock:
-                    self._queued -= len(line)
-                try:
-                    fd = files.get(session_id)
-                    if fd is None:
-                        fd = files[session_id] = self._open(path)
-                    self._append(fd, self._record(direction, line, at_ns))
-                except OSError:
-                    self.dropped[session_id] += 1  # a full disk loses the line, counted
+                match item:
+                    case _Line():
+                        self._write_line(item, files)
+                    case _Known(session_id=session_id, values=values):
+                        if self._redactor is not None:
+                            known = self._redactor.knowing(values)
+                            self._redactions[session_id] = _SessionRedaction(known)
+                    case _End(session_id=session_id, path=path):
+                        self._redactions.pop(session_id, None)
+                        self._finish(session_id, path, files)
         finally:
             for session_id in list(files):
                 self._finish(session_id, None, files)
+
+    def _write_line(self, item: _Line, files: dict[str, int]) -> None:
+        with self._lock:
+            self._queued -= len(item.line)
+        try:
+            fd = files.get(item.session_id)
+            if fd is None:
+                fd = files[item.session_id] = self._open(item.path)
+            self._append(fd, self._record(item))
+        except OSError:
+            self.dropped[item.session_id] += 1  # a full disk loses the line, counted
 
     def _open(self, path: Path) -> int:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
 
-    def _record(self, direction: str, line: bytes, at_ns: int) -> dict[str, object]:
+    def _record(self, item: _Line) -> dict[str, object]:
         record: dict[str, object]
         try:
-            record = {direction: orjson.loads(line)}
+            record = {item.direction: orjson.loads(item.line)}
         except orjson.JSONDecodeError:
-            text = line.decode("utf-8", "replace").rstrip("\r\n")
-            record = {f"{direction}_text": text}
-        record["at"] = SystemTime.from_ns(at_ns).to_wire()
+            text = item.line.decode("utf-8", "replace").rstrip("\r\n")
+            record = {f"{item.direction}_text": text}
         if self._redactor is not None:
-            redacted, found = self._redactor.redact(record)
-            if found.total:
-                redacted["redacted"] = found.mark()
-            return dict(redacted)
+            redaction = self._redactions.get(item.session_id)
+            if redaction is None:
+                redaction = self._redactions[item.session_id] = _SessionRedaction(self._redactor)
+            record = redaction.redact(record)
+        record["at"] = SystemTime.from_ns(item.at_ns).to_wire()
         return record
 
     def _append(self, fd: int, record: dict[str, object]) -> None:

@@ -9,9 +9,11 @@ deltas, split anywhere, never reaches the output.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
-from corral.sinks.transcript import Redactor
+from corral.sinks.transcript import Redactor, WireRecorder
 from corral.sinks.transcript._redact import (
     PATTERNS,
     Redaction,
@@ -156,11 +158,11 @@ def test_secret_named_json_fields_at_any_depth_are_redacted(record: dict[str, ob
 
 def test_secret_values_are_the_secret_named_long_enough_ones() -> None:
     env = {"DB_PASSWORD": "tr0ub4dor&3", "PATH": "/usr/bin", "API_TOKEN": "abc", "HOME": "/h"}
-    assert secret_values(env) == ("tr0ub4dor&3",)
+    assert secret_values(env.items()) == ("tr0ub4dor&3",)
 
 
 def test_a_session_secret_is_masked_wherever_it_appears() -> None:
-    redactor = Redactor().knowing(secret_values({"DB_PASSWORD": "tr0ub4dor&3"}))
+    redactor = Redactor().knowing(secret_values([("DB_PASSWORD", "tr0ub4dor&3")]))
     record = {"text": "connecting with tr0ub4dor&3 to db", "input": {"cmd": "psql -W tr0ub4dor&3"}}
     assert redactor.might_need_redaction(orjson.dumps(record))
     redacted, found = redactor.redact(record)
@@ -169,7 +171,7 @@ def test_a_session_secret_is_masked_wherever_it_appears() -> None:
 
 
 def test_a_short_session_value_is_not_masked_everywhere() -> None:
-    redactor = Redactor().knowing(secret_values({"ADMIN_PASSWORD": "admin"}))
+    redactor = Redactor().knowing(secret_values([("ADMIN_PASSWORD", "admin")]))
     redacted, found = redactor.redact({"text": "log in as admin"})
     assert redacted == {"text": "log in as admin"} and found.total == 0
 
@@ -204,3 +206,51 @@ def test_a_later_secret_split_over_two_deltas_never_survives(name: str) -> None:
             assert secret[piece : piece + 6] not in joined, (name, cut, joined)
         assert found.total >= 1
         assert joined.endswith("and that is all")
+
+
+# ---- the raw wire recording ---------------------------------------------------------------
+
+
+def _delta_line(text: str) -> bytes:
+    event = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": text},
+    }
+    return orjson.dumps({"type": "stream_event", "event": event}) + b"\n"
+
+
+@pytest.mark.parametrize("name", ["anthropic_key", "npm_token", "url_password"])
+def test_the_wire_recording_redacts_a_secret_split_across_messages(
+    tmp_path: Path, name: str
+) -> None:
+    text, secret = {**FIRST_CASES, **CASES}[name]
+    streamed = f"here it is: {text} and that is all"
+    cut = streamed.index(secret) + len(secret) // 2
+    recorder = WireRecorder(redactor=Redactor())
+    path = tmp_path / "s.wire.jsonl"
+    recorder.register("s1", path)
+    recorder.wire_line("s1", "in", _delta_line(streamed[:cut]))
+    recorder.wire_line("s1", "in", _delta_line(streamed[cut:]))
+    recorder.release("s1")
+    recorder.close()
+    recorded = path.read_text()
+    for piece in range(0, len(secret) - 5):
+        assert secret[piece : piece + 6] not in recorded, (name, recorded)
+    texts = [orjson.loads(line)["in"]["event"]["delta"]["text"] for line in recorded.splitlines()]
+    assert texts[0].startswith("here it is: ") and texts[1].endswith(" and that is all")
+
+
+def test_the_wire_recording_masks_a_session_secret(tmp_path: Path) -> None:
+    recorder = WireRecorder(redactor=Redactor())
+    path = tmp_path / "s.wire.jsonl"
+    recorder.register("s1", path)
+    recorder.learn_secrets("s1", secret_values([("DB_PASSWORD", "tr0ub4dor&3")]))
+    recorder.wire_line("s1", "in", _delta_line("psql with tr0ub"))
+    recorder.wire_line("s1", "in", _delta_line("4dor&3 now"))
+    recorder.wire_line("s1", "out", b'{"input": "the password is tr0ub4dor&3"}\n')
+    recorder.release("s1")
+    recorder.close()
+    recorded = path.read_text()
+    assert "tr0ub" not in recorded and "4dor&3" not in recorded
+    assert recorded.count("[REDACTED:session_secret]") == 3
