@@ -48,10 +48,11 @@ from ...pipeline.errors import AgentGone, CorralError, ErrorKind
 from ...pipeline.events import AgentDetails, AgentInstallation
 from ...pipeline.framing import LineSplitter, Oversized
 from ...pipeline.telemetry import SessionTelemetry
+from .._private import PrivateFile
 from .._process import AgentProcess, exit_status
 from ._details import details_from_initialize
 from ._encode import Attachment, FileAttachment, ImageAttachment
-from ._launch import Launch, launch_for, restart_for
+from ._launch import Launch, launch_for, mcp_config, restart_for
 from ._protocol import ClaudeProtocol, new_uuid
 from ._system import oversized
 
@@ -89,7 +90,15 @@ class ClaudeDriver:
     ) -> None:
         self._spec = spec
         self._telemetry = telemetry
-        self._launch = launch_for(installation.executable_path, spec, environ, new_id)
+        # MCP servers' config (secrets) goes in a private file, written at start.
+        self._mcp_file = PrivateFile("mcp.json") if spec.mcp_servers else None
+        self._launch = launch_for(
+            installation.executable_path,
+            spec,
+            environ,
+            new_id,
+            mcp_config_path=None if self._mcp_file is None else self._mcp_file.path,
+        )
         self._protocol = ClaudeProtocol(
             new_id=new_id,
             resume_token=self._launch.session_id,
@@ -110,7 +119,13 @@ class ClaudeDriver:
 
     async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
         self._tasks = tasks
-        details = await self._boot(self._launch)
+        try:
+            if self._mcp_file is not None:
+                self._mcp_file.write(mcp_config(self._spec.mcp_servers))
+            details = await self._boot(self._launch)
+        except BaseException:
+            self._forget_mcp_file()  # `stop` may never come (a cancelled open)
+            raise
         tasks.create_task(self._read_loop(), name=f"{self._spec.session_id}-claude-reader")
         return Handshake(
             details=details,
@@ -122,8 +137,15 @@ class ClaudeDriver:
         self._stopping = True
         self._ready.set()  # nothing waits for a process that will not come
         self._events.abort()
-        if self._process is not None:
-            await self._process.stop(grace)
+        try:
+            if self._process is not None:
+                await self._process.stop(grace)
+        finally:
+            self._forget_mcp_file()
+
+    def _forget_mcp_file(self) -> None:
+        if self._mcp_file is not None:
+            self._mcp_file.remove()
 
     async def run(self, events_out: EventSink) -> None:
         async for event in self._events:

@@ -19,6 +19,10 @@ resume token exists before the first turn; `resume` adds `--resume
 <token>`; `fork` adds `--resume <token> --fork-session --session-id <new
 uuid>` (and `--resume-session-at <message uuid>` for `fork_at`). A restart
 after the CLI exited resumes the session it had.
+
+MCP servers: their configuration (env values, headers: secrets) goes in a
+file, `--mcp-config <path>`, never on the command line where `ps` shows it;
+the driver writes it (0600, `sources/_private.py`) and removes it.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ class Launch:
     session_id: str  # the resume token of the session this process runs
     model: str
     mode: str
+    mcp_config_path: str | None = None  # the 0600 file holding `mcp_config` (secrets)
 
 
 def _settings(spec: LaunchSpec) -> tuple[str, str]:
@@ -125,6 +130,15 @@ def mcp_config(servers: tuple[McpServer, ...]) -> str:
     return json.dumps({"mcpServers": {server.name: _mcp_entry(server) for server in servers}})
 
 
+def _mcp_flags(spec: LaunchSpec, path: str | None) -> list[str]:
+    """`--mcp-config <file>`: never the JSON itself, whose env and headers `ps` would show."""
+    if not spec.mcp_servers:
+        return []
+    if path is None:
+        raise ValueError("MCP servers need their config file (mcp_config_path)")
+    return ["--mcp-config", path]
+
+
 def _environment(base: Mapping[str, str], spec: LaunchSpec) -> dict[str, str]:
     env = dict(base)
     env.update(spec.env)
@@ -133,9 +147,14 @@ def _environment(base: Mapping[str, str], spec: LaunchSpec) -> dict[str, str]:
 
 
 def launch_for(
-    executable: str, spec: LaunchSpec, base_env: Mapping[str, str], new_id: Callable[[], str]
+    executable: str,
+    spec: LaunchSpec,
+    base_env: Mapping[str, str],
+    new_id: Callable[[], str],
+    *,
+    mcp_config_path: str | None = None,
 ) -> Launch:
-    """The first process of a session."""
+    """The first process of a session (`mcp_config_path`: where `mcp_config` is written)."""
     model, mode = _settings(spec)
     argv = [executable, *WIRE_FLAGS, *_setting_flags(model, mode)]
     if spec.fork is not None:
@@ -149,17 +168,29 @@ def launch_for(
     else:
         session_id = new_id()
         argv += ["--session-id", session_id]
-    if spec.mcp_servers:
-        argv += ["--mcp-config", mcp_config(spec.mcp_servers)]
+    argv += _mcp_flags(spec, mcp_config_path)
     argv += _checked_args(spec.args)
     env = _environment(base_env, spec)
-    return Launch(argv=tuple(argv), env=env, session_id=session_id, model=model, mode=mode)
+    return Launch(
+        argv=tuple(argv),
+        env=env,
+        session_id=session_id,
+        model=model,
+        mode=mode,
+        mcp_config_path=mcp_config_path,
+    )
 
 
 def restart_for(launch: Launch, spec: LaunchSpec, session_id: str, model: str, mode: str) -> Launch:
     """A new process for a session whose CLI exited: resume where it was."""
     argv = [launch.argv[0], *WIRE_FLAGS, *_setting_flags(model, mode), "--resume", session_id]
-    if spec.mcp_servers:
-        argv += ["--mcp-config", mcp_config(spec.mcp_servers)]
+    argv += _mcp_flags(spec, launch.mcp_config_path)
     argv += list(spec.args)
-    return Launch(argv=tuple(argv), env=launch.env, session_id=session_id, model=model, mode=mode)
+    return Launch(
+        argv=tuple(argv),
+        env=launch.env,
+        session_id=session_id,
+        model=model,
+        mode=mode,
+        mcp_config_path=launch.mcp_config_path,
+    )

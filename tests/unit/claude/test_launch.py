@@ -9,7 +9,7 @@ import pytest
 from corral.pipeline.commands import McpServer
 from corral.pipeline.driver import LaunchSpec
 from corral.pipeline.errors import CorralError, ErrorKind
-from corral.sources.claude._launch import WIRE_FLAGS, launch_for, restart_for
+from corral.sources.claude._launch import WIRE_FLAGS, launch_for, mcp_config, restart_for
 
 
 def ids() -> Iterator[str]:
@@ -101,8 +101,12 @@ def test_mcp_servers_go_in_one_config() -> None:
         McpServer(name="fs", transport="Stdio", command="mcp-fs", args=("--root", "/")),
         McpServer(name="web", transport="Http", url="http://127.0.0.1:9/mcp"),
     )
-    _, plan = launch(mcp_servers=servers)
-    config = json.loads(plan.argv[plan.argv.index("--mcp-config") + 1])
+    spec = LaunchSpec(session_id="s1", executable="/bin/claude", dir="/work", mcp_servers=servers)
+    plan = launch_for("/bin/claude", spec, {}, lambda: "id", mcp_config_path="/private/mcp.json")
+    # The argv names the file (its content may hold secrets `ps` would show).
+    assert plan.argv[plan.argv.index("--mcp-config") + 1] == "/private/mcp.json"
+    assert restart_for(plan, spec, "tok", "opus", "default").mcp_config_path == "/private/mcp.json"
+    config = json.loads(mcp_config(servers))
     assert config["mcpServers"]["fs"] == {
         "type": "stdio",
         "command": "mcp-fs",
