@@ -1,4 +1,4 @@
-"""Requests the agent waits on: permissions, file writes, commands, until answered.
+"""Requests the agent waits on: permissions, file reads and writes, commands.
 
 `session/request_permission` becomes `RequestAsked(PermissionRequest)`:
 the tool call it carries is merged into the `ToolBook` (Gemini sends no
@@ -8,25 +8,42 @@ DenyOnce, reject_always → DenyAlways; the first option of each kind wins,
 because option ids differ per agent). The answer selects that option's id;
 a withdrawn request (cancel, turn end, close) gets the `cancelled` outcome.
 
-`fs/write_text_file` becomes a permission request of its own (an Edit
-tool with the diff), so every write passes the session's policy; only an
-allowing answer yields `WriteFile`, which the driver performs.
+A decision is bound to what was judged. The tool as the policy saw it
+(kind, title, input, raw input, diffs, locations) is kept with the
+request; if the agent changed any of it (a `tool_call_update` with a new
+`rawInput`, title or command) before the answer arrives, an allowing
+answer is not carried over: the agent gets its reject option (or
+`cancelled`), the tool is marked refused, and the app hears why in a
+Warning Diagnostic. The agent may ask again; that is judged afresh.
+
+`fs/read_text_file` and `fs/write_text_file` become permission requests
+of their own (a Read tool with the path, an Edit tool with the diff), so
+every file access passes the session's policy, and its secret-read and
+write guards; only an allowing answer yields `ReadFile` / `WriteFile`,
+which the driver performs on the very file that was judged (`_fs.Judged`).
 
 `terminal/create` is judged the same way, as an Execute permission
-request with the command line, unless the agent already asked permission
-for exactly that command line and it was allowed: each allowed permission
-whose tool is a command leaves a one-shot grant (cleared when the next
-turn begins), which a `terminal/create` of the same line consumes instead
-of asking twice (the Claude adapter asks, then runs the command through
-corral's terminal). Only an allowing answer yields `RunCommand`; a deny
-fails the request with the policy's message.
+request showing the whole request (command, args, cwd, env), unless the
+agent already asked permission for exactly that command line and it was
+allowed: each allowed permission whose judged tool is a command leaves a
+one-shot grant (cleared when the next turn begins) for that command line,
+byte for byte, and its cwd when it named one; a `terminal/create` whose
+line (`command` and `args`) is the same and that sets no variable that
+changes what runs consumes it instead of asking twice (the Claude adapter
+asks, then runs the command through corral's terminal). A command that
+sets such a variable (`PATH`, `LD_*`, ...) is offered without `AllowOnce`
+so that no mode allows it on its own (see `_terminal.changes_what_runs`).
+Only an allowing answer yields `RunCommand`; a deny fails the request
+with the policy's message.
 
-`Asks` holds what is open, keyed by corral's request id; each request is
-settled exactly once (`answer` or `withdraw`). Pure data: no I/O.
+`Asks` holds what is open, keyed by corral's request id, at most
+`MAX_OPEN_ASKS` at once (`full()`: the caller refuses the excess); each
+request is settled exactly once (`answer` or `withdraw`). Pure data: no I/O.
 """
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
@@ -42,17 +59,28 @@ from ...pipeline.events import (
     PermissionAnswer,
     PermissionChoice,
     PermissionRequest,
+    RawTool,
     ToolKind,
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
 )
 from ._frames import REQUEST_CANCELLED
+from ._fs import Judged
 from ._terminal import CommandSpec
 from ._tools import ToolBook
 
-__all__ = ["Asks", "Reply", "ReplyError", "RunCommand", "WriteFile"]
+__all__ = [
+    "MAX_OPEN_ASKS",
+    "Asks",
+    "ReadFile",
+    "Reply",
+    "ReplyError",
+    "RunCommand",
+    "WriteFile",
+]
 
+MAX_OPEN_ASKS = 64  # permission, read, write and command requests open at once
 _MAX_GRANTS = 16
 
 _CHOICES = {
@@ -62,14 +90,18 @@ _CHOICES = {
     "reject_always": PermissionChoice.DENY_ALWAYS,
 }
 _CANCELLED = {"outcome": {"outcome": "cancelled"}}
+_ONCE = (PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE)
+# Offered for a command that changes what runs: no mode and no deadline picks it.
+_NOT_AUTOMATIC = (PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE)
 
 
 @attrs.frozen
 class Reply:
-    """Answer the agent's request `rpc_id` with `result`."""
+    """Answer the agent's request `rpc_id` with `result`; `warning`: tell the app too."""
 
     rpc_id: int | str
     result: object
+    warning: str | None = None
 
 
 @attrs.frozen
@@ -91,8 +123,23 @@ class WriteFile:
     """The app allowed a write: perform it, then reply and finish `tool`."""
 
     rpc_id: int | str
-    path: str
+    judged: Judged
     content: str
+    tool: ToolUpdate
+
+    @property
+    def path(self) -> str:
+        return self.judged.path
+
+
+@attrs.frozen(kw_only=True)
+class ReadFile:
+    """The app allowed a read: read the judged file, reply with its text, finish `tool`."""
+
+    rpc_id: int | str
+    judged: Judged
+    line: int | None
+    limit: int | None
     tool: ToolUpdate
 
 
@@ -110,13 +157,23 @@ class _Permission:
     rpc_id: int | str
     option_ids: Mapping[PermissionChoice, str]
     tool_id: str
+    judged: ToolUpdate  # the tool as the policy saw it
 
 
 @attrs.frozen(kw_only=True)
 class _Write:
     rpc_id: int | str
-    path: str
+    judged: Judged
     content: str
+    tool: ToolUpdate
+
+
+@attrs.frozen(kw_only=True)
+class _Read:
+    rpc_id: int | str
+    judged: Judged
+    line: int | None
+    limit: int | None
     tool: ToolUpdate
 
 
@@ -125,6 +182,12 @@ class _Command:
     rpc_id: int | str
     spec: CommandSpec
     tool: ToolUpdate
+
+
+@attrs.frozen
+class _Grant:
+    command: str  # byte for byte, as judged
+    cwd: str | None  # as judged, when the tool named one
 
 
 def _offered(raw_options: object) -> dict[PermissionChoice, str]:
@@ -138,12 +201,18 @@ def _offered(raw_options: object) -> dict[PermissionChoice, str]:
     return offered
 
 
+def _what_was_judged(tool: ToolUpdate) -> tuple[object, ...]:
+    """The parts of a tool a decision is about (not its status or output)."""
+    raw = None if tool.raw is None else (tool.raw.name, repr(tool.raw.input))
+    return (tool.kind, tool.title, tool.input, raw, tool.diffs, tool.locations)
+
+
 class Asks:
     def __init__(self, tools: ToolBook) -> None:
         self._tools = tools
-        self._open: dict[str, _Permission | _Write | _Command] = {}
+        self._open: dict[str, _Permission | _Write | _Read | _Command] = {}
         self._count = 0
-        self._grants: deque[str] = deque(maxlen=_MAX_GRANTS)
+        self._grants: deque[_Grant] = deque(maxlen=_MAX_GRANTS)
 
     def _next_id(self, prefix: str) -> str:
         self._count += 1
@@ -151,6 +220,10 @@ class Asks:
 
     def open_ids(self) -> list[str]:
         return list(self._open)
+
+    def full(self) -> bool:
+        """`MAX_OPEN_ASKS` requests are open: the next one must be refused."""
+        return len(self._open) >= MAX_OPEN_ASKS
 
     def permission(self, rpc_id: int | str, params: Mapping[str, Any]) -> list[DriverEvent]:
         """`session/request_permission` → the tool (if it changed) and the request."""
@@ -169,39 +242,76 @@ class Asks:
             tool = self._tools.updated({**fields, "toolCallId": self._next_id("acp-tool-")})
             assert tool is not None
         request_id = self._next_id("perm-")
-        self._open[request_id] = _Permission(rpc_id=rpc_id, option_ids=offered, tool_id=tool.id)
+        self._open[request_id] = _Permission(
+            rpc_id=rpc_id, option_ids=offered, tool_id=tool.id, judged=tool
+        )
         request = PermissionRequest(id=request_id, tool=tool, options=tuple(offered))
         events.append(
             RequestAsked(request=request, extensions={"acp/options": params.get("options")})
         )
         return events
 
-    def write(
-        self, rpc_id: int | str, *, path: str, content: str, old_text: str | None
+    def read(
+        self, rpc_id: int | str, judged: Judged, *, line: int | None, limit: int | None
     ) -> list[DriverEvent]:
-        """`fs/write_text_file` inside the session dir → an Edit permission request."""
+        """`fs/read_text_file` beneath the session dir → a Read permission request."""
+        request_id = self._next_id("read-")
+        tool = ToolUpdate(
+            id=f"fs-{request_id}",
+            kind=ToolKind.READ,
+            title=f"Read {judged.path}",
+            status=ToolStatus.PENDING,
+            input=PathInput(judged.path),
+            locations=(judged.path,),
+            raw=RawTool(
+                name="fs/read_text_file",
+                input={"path": judged.path, "line": line, "limit": limit},
+            ),
+        )
+        self._open[request_id] = _Read(
+            rpc_id=rpc_id, judged=judged, line=line, limit=limit, tool=tool
+        )
+        request = PermissionRequest(
+            id=request_id,
+            tool=tool,
+            options=_ONCE,
+            detail="the agent asks corral to read this file",
+        )
+        return [RequestAsked(request=request)]
+
+    def write(
+        self,
+        rpc_id: int | str,
+        *,
+        path: str,
+        content: str,
+        old_text: str | None,
+        judged: Judged | None = None,
+    ) -> list[DriverEvent]:
+        """`fs/write_text_file` beneath the session dir → an Edit permission request."""
+        judged = judged if judged is not None else Judged(path=path, file=None, text=old_text)
         request_id = self._next_id("write-")
         tool = ToolUpdate(
             id=f"fs-{request_id}",
             kind=ToolKind.EDIT,
-            title=f"Write {path}",
+            title=f"Write {judged.path}",
             status=ToolStatus.PENDING,
-            input=PathInput(path),
-            diffs=(FileDiff(path=path, old_text=old_text, new_text=content),),
-            locations=(path,),
+            input=PathInput(judged.path),
+            diffs=(FileDiff(path=judged.path, old_text=judged.text, new_text=content),),
+            locations=(judged.path,),
         )
-        self._open[request_id] = _Write(rpc_id=rpc_id, path=path, content=content, tool=tool)
+        self._open[request_id] = _Write(rpc_id=rpc_id, judged=judged, content=content, tool=tool)
         request = PermissionRequest(
             id=request_id,
             tool=tool,
-            options=(PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE),
+            options=_ONCE,
             detail="the agent asks corral to write this file",
         )
         return [RequestAsked(request=request)]
 
     def command(self, rpc_id: int | str, spec: CommandSpec) -> RunCommand | list[DriverEvent]:
         """`terminal/create`: run at once on a grant, else an Execute permission request."""
-        if self.take_grant(spec.line):
+        if self.take_grant(spec):
             return RunCommand(rpc_id=rpc_id, spec=spec, tool=None)
         request_id = self._next_id("command-")
         tool = ToolUpdate(
@@ -210,59 +320,101 @@ class Asks:
             title=spec.line,
             status=ToolStatus.PENDING,
             input=CommandInput(command=spec.line, cwd=spec.cwd or None),
+            raw=RawTool(name="terminal/create", input=spec.shown()),
         )
         self._open[request_id] = _Command(rpc_id=rpc_id, spec=spec, tool=tool)
-        request = PermissionRequest(
-            id=request_id,
-            tool=tool,
-            options=(PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE),
-            detail="the agent asks corral to run this command in a terminal",
-        )
+        detail = "the agent asks corral to run this command in a terminal"
+        options = _ONCE
+        if changing := spec.run_changing():
+            options = _NOT_AUTOMATIC
+            detail += (
+                f"; it sets {', '.join(changing)}, which changes what runs, so corral "
+                "never allows it on its own (AllowAlways runs it this once)"
+            )
+        request = PermissionRequest(id=request_id, tool=tool, options=options, detail=detail)
         return [RequestAsked(request=request)]
 
-    def _grant(self, tool_id: str) -> None:
-        tool = self._tools.snapshot(tool_id)
-        if tool is not None and isinstance(tool.input, CommandInput):
-            self._grants.append(tool.input.command.strip())
+    def _grant(self, judged: ToolUpdate) -> None:
+        if isinstance(judged.input, CommandInput):
+            self._grants.append(_Grant(judged.input.command, judged.input.cwd))
 
-    def take_grant(self, line: str) -> bool:
-        """Consume the grant an allowed permission left for exactly this command line."""
-        try:
-            self._grants.remove(line.strip())
-        except ValueError:
-            return False
-        return True
+    def take_grant(self, spec: CommandSpec) -> bool:
+        """Consume the grant an allowed permission left for exactly this command."""
+        if spec.run_changing():
+            return False  # what the grant judged did not set these
+        for grant in self._grants:
+            if grant.command != spec.line:
+                continue
+            if grant.cwd is not None and os.path.normpath(grant.cwd) != spec.cwd:
+                continue
+            self._grants.remove(grant)
+            return True
+        return False
 
     def clear_grants(self) -> None:
         self._grants.clear()
 
     def answer(
         self, request_id: str, answer: Answer, message: str | None = None
-    ) -> Reply | ReplyError | WriteFile | RunCommand | None:
+    ) -> Reply | ReplyError | ReadFile | WriteFile | RunCommand | None:
         """The app's (or the policy's) answer; None for a request not open here."""
         asked = self._open.pop(request_id, None)
         if asked is None:
             return None
         choice = answer.choice if isinstance(answer, PermissionAnswer) else None
         allows = choice is not None and choice.allows
-        if isinstance(asked, _Permission):
-            option_id = None if choice is None else asked.option_ids.get(choice)
-            if not allows:
-                self._tools.refuse(asked.tool_id)
-            if option_id is None:
-                return Reply(asked.rpc_id, _CANCELLED)
-            if allows:
-                self._grant(asked.tool_id)
-            return Reply(asked.rpc_id, {"outcome": {"outcome": "selected", "optionId": option_id}})
-        if isinstance(asked, _Command):
-            if allows:
+        match asked:
+            case _Permission():
+                return self._permission_answer(asked, choice)
+            case _Command() if allows:
                 tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
                 return RunCommand(rpc_id=asked.rpc_id, spec=asked.spec, tool=tool)
-            return _refused_command(asked, message or "denied by corral's permission policy")
+            case _Command():
+                return _refused_command(asked, message or "denied by corral's permission policy")
+            case _Read() if allows:
+                tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
+                return ReadFile(
+                    rpc_id=asked.rpc_id,
+                    judged=asked.judged,
+                    line=asked.line,
+                    limit=asked.limit,
+                    tool=tool,
+                )
+            case _Write() if allows:
+                tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
+                return WriteFile(
+                    rpc_id=asked.rpc_id, judged=asked.judged, content=asked.content, tool=tool
+                )
+        return _refused(asked, "denied", message)
+
+    def _permission_answer(
+        self, asked: _Permission, choice: PermissionChoice | None
+    ) -> Reply | ReplyError:
+        allows = choice is not None and choice.allows
+        now = self._tools.snapshot(asked.tool_id)
+        if allows and (now is None or _what_was_judged(now) != _what_was_judged(asked.judged)):
+            return self._changed(asked)
+        option_id = None if choice is None else asked.option_ids.get(choice)
+        if not allows:
+            self._tools.refuse(asked.tool_id)
+        if option_id is None:
+            return Reply(asked.rpc_id, _CANCELLED)
         if allows:
-            tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
-            return WriteFile(rpc_id=asked.rpc_id, path=asked.path, content=asked.content, tool=tool)
-        return _refused(asked, "denied")
+            self._grant(asked.judged)
+        return Reply(asked.rpc_id, {"outcome": {"outcome": "selected", "optionId": option_id}})
+
+    def _changed(self, asked: _Permission) -> Reply:
+        """The agent changed the tool while it waited: the allow does not carry over."""
+        self._tools.refuse(asked.tool_id)
+        warning = (
+            f"the agent changed tool {asked.tool_id} while its permission request was open; "
+            "corral refused it (the allow was for what had been judged)"
+        )
+        reject = asked.option_ids.get(PermissionChoice.DENY_ONCE)
+        if reject is None:
+            return Reply(asked.rpc_id, _CANCELLED, warning=warning)
+        outcome = {"outcome": {"outcome": "selected", "optionId": reject}}
+        return Reply(asked.rpc_id, outcome, warning=warning)
 
     def recorded_answer(self, rpc_id: object, result: object) -> None:
         """Replay: the recorded wire shows how a permission (or command) request was answered."""
@@ -278,7 +430,7 @@ class Asks:
             if chosen is None or chosen not in allowing:
                 self._tools.refuse(asked.tool_id)
             else:
-                self._grant(asked.tool_id)
+                self._grant(asked.judged)
 
     def withdraw(self, request_id: str) -> Reply | ReplyError | None:
         """The request will not be answered (cancel, turn end, close)."""
@@ -293,9 +445,11 @@ class Asks:
         return _refused(asked, "cancelled")
 
 
-def _refused(asked: _Write, how: str) -> ReplyError:
+def _refused(asked: _Write | _Read, how: str, why: str | None = None) -> ReplyError:
     tool = attrs.evolve(asked.tool, status=ToolStatus.CANCELLED)
-    return ReplyError(asked.rpc_id, REQUEST_CANCELLED, f"writing {asked.path} was {how}", tool)
+    verb = "writing" if isinstance(asked, _Write) else "reading"
+    message = f"{verb} {asked.judged.path} was {how}" + (f": {why}" if why else "")
+    return ReplyError(asked.rpc_id, REQUEST_CANCELLED, message, tool)
 
 
 def _refused_command(asked: _Command, why: str) -> ReplyError:

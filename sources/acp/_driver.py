@@ -72,7 +72,8 @@ from ...pipeline.events import (
 from ...pipeline.telemetry import SessionTelemetry
 from .._jsonrpc import Incoming, JsonRpcPeer, RpcError, RpcNotification, RpcRequest, WireNoise
 from .._process import AgentProcess
-from ._asks import Reply, ReplyError, RunCommand, WriteFile
+from .._sandbox import command_box
+from ._asks import ReadFile, Reply, ReplyError, RunCommand, WriteFile
 from ._frames import UNKNOWN_FRAME, history_note, is_history, prompt_blocks
 from ._handshake import AuthPolicy, OpenedSession, open_session
 from ._requests import AgentRequests, refusal_events
@@ -163,6 +164,7 @@ class AcpDriver:
             env=self.env(),
             tasks=tasks,
             telemetry=self._telemetry,
+            sandbox=self._launch.sandbox,
         )
         self._peer = JsonRpcPeer(self._process, telemetry=self._telemetry)
         if self._recipe.terminal:
@@ -171,6 +173,7 @@ class AcpDriver:
                 env=self.env(),
                 on_exit=self._terminal_exited,
                 name=self._launch.session_id,
+                box=command_box(self._launch),
             )
         self._files = AgentRequests(
             self._peer,
@@ -341,16 +344,24 @@ class AcpDriver:
         with contextlib.suppress(AgentGone):  # run reports the exit
             await self._peer.notify(method, params)
 
-    async def _act(self, action: Reply | ReplyError | WriteFile | RunCommand | None) -> None:
+    async def _act(
+        self, action: Reply | ReplyError | ReadFile | WriteFile | RunCommand | None
+    ) -> None:
+        files, push = self._files, self._push_local
         match action:
             case Reply() | ReplyError():
-                await self._files.reply(action)
-                if isinstance(action, ReplyError) and (events := refusal_events(action)):
-                    self._spawn(self._push_local(events), "acp-local")
+                await files.reply(action)
+                if events := refusal_events(action):
+                    self._spawn(push(events), "acp-local")
+            case ReadFile():
+                work = files.read(action, push)
+                self._spawn(files.guarded(action.rpc_id, "read", work, push), "acp-read")
             case WriteFile():
-                self._spawn(self._files.write(action, self._push_local), "acp-write")
+                work = files.write(action, push)
+                self._spawn(files.guarded(action.rpc_id, "write", work, push), "acp-write")
             case RunCommand():
-                self._spawn(self._files.start_and_show(action, self._push_local), "acp-command")
+                work = files.start_and_show(action, push)
+                self._spawn(files.guarded(action.rpc_id, "command", work, push), "acp-command")
 
     async def _prompt(self, text: str, attachments: Sequence[str]) -> None:
         assert self._peer is not None

@@ -5,12 +5,14 @@ driver events it becomes, and the agent's reply on the wire.
 
 - `session/request_permission` → `RequestAsked` (answered later, by
   `Asks`, when the engine's `Respond` or `Withdraw` arrives);
-- `fs/read_text_file` → served at once, inside the session dir only;
-- `fs/write_text_file` → the path is checked, the current text read for
-  the diff, and an Edit `RequestAsked` goes to the policy; `write` runs
-  only after an allowing answer, then replies and finishes the tool;
+- `fs/read_text_file` → the path is opened beneath the session dir (a
+  regular file, no link followed) and a Read `RequestAsked` goes to the
+  policy; `read` serves the judged file only after an allowing answer,
+  then replies and finishes the tool;
+- `fs/write_text_file` → the same, with the current text for the diff and
+  an Edit `RequestAsked`; `write` runs only after an allowing answer;
 - `terminal/create` (when terminals are on) → the command is checked
-  (`_terminal.command_spec`: cwd inside the session dir, bounded output)
+  (`_terminal.command_spec`: cwd beneath the session dir, bounded output)
   and judged like a write: run at once on the grant of an allowed
   permission for that very command line, else an Execute `RequestAsked`
   for the policy; `start` runs it after an allowing answer; a refused
@@ -18,10 +20,24 @@ driver events it becomes, and the agent's reply on the wire.
 - `terminal/output` is answered at once; `terminal/wait_for_exit`,
   `terminal/kill` and `terminal/release` may wait, so each runs as a task
   in the session's task group and replies when done;
+- `elicitation/create` → declined at once (`{"action": "decline"}`, the
+  elicitation answer of ACP and MCP) and a Warning Diagnostic;
 - anything else → JSON-RPC -32601 and a Diagnostic, so the agent never
   waits on a request corral will not serve.
 
-File calls block, so they run in a worker thread.
+Bounds: the agent cannot pile up work in a session. At most
+`MAX_OPEN_ASKS` requests wait on the policy or the app, at most
+`MAX_WAITING_CALLS` terminal calls wait, at most `MAX_TERMINALS`
+terminals run, and at most `MAX_OUTSTANDING` requests of the agent are
+being served at all; past a bound the request gets a JSON-RPC error
+saying which bound, and the app one Warning Diagnostic per crossing.
+
+Failure: no exception from serving one request ends the session. An
+unexpected one becomes a JSON-RPC internal error to the agent and a
+Warning Diagnostic (`acp/request_failed`), and the session goes on; the
+agent's bad input (a path with a NUL byte, not UTF-8, a link that changes
+under us) is a plain JSON-RPC error. File calls block, so they run in a
+worker thread.
 """
 
 from __future__ import annotations
@@ -34,20 +50,37 @@ import attrs
 
 from ...pipeline.driver import DriverEvent, Emitted
 from ...pipeline.errors import AgentGone
-from ...pipeline.events import Diagnostic, DiagnosticLevel, ToolStatus, ToolUpdated
+from ...pipeline.events import Diagnostic, DiagnosticLevel, ToolStatus, ToolUpdate, ToolUpdated
 from .._jsonrpc import JsonRpcPeer, RpcRequest
-from ._asks import Reply, ReplyError, RunCommand, WriteFile
-from ._frames import INVALID_PARAMS, METHOD_NOT_FOUND, RAW_FRAME
-from ._fs import FsRefused, old_text, read_text, write_text
+from ._asks import MAX_OPEN_ASKS, ReadFile, Reply, ReplyError, RunCommand, WriteFile
+from ._frames import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RAW_FRAME
+from ._fs import FsRefused, judge_read, judge_write, read_text, write_text
 from ._terminal import command_spec
-from ._terminals import Terminals
+from ._terminals import MAX_TERMINALS, Terminals
 from ._translate import Translator
 
-__all__ = ["AgentRequests", "Push", "Spawn", "refusal_events"]
+__all__ = [
+    "MAX_OPEN_ASKS",
+    "MAX_OUTSTANDING",
+    "MAX_TERMINALS",
+    "MAX_WAITING_CALLS",
+    "AgentRequests",
+    "Push",
+    "Spawn",
+    "refusal_events",
+]
 
 Push = Callable[[list[DriverEvent]], Awaitable[None]]
 Spawn = Callable[[Coroutine[Any, Any, None], str], None]
+
+MAX_WAITING_CALLS = 64  # terminal/wait_for_exit, kill and release calls waiting at once
+MAX_OUTSTANDING = 128  # the agent's requests being served at once, all kinds
 _WAITING_CALLS = frozenset({"terminal/wait_for_exit", "terminal/kill", "terminal/release"})
+_ASKING = frozenset(
+    {"session/request_permission", "fs/read_text_file", "fs/write_text_file", "terminal/create"}
+)
+_FAILED = "acp/request_failed"
+_LIMITED = "acp/limit"
 
 
 class AgentRequests:
@@ -65,6 +98,9 @@ class AgentRequests:
         self._translator = translator
         self._terminals = terminals  # None: corral does not offer `terminal`
         self._spawn = spawn
+        self._waiting_calls = 0
+        self._serving = 0  # our tasks serving one request each (calls, reads, writes, starts)
+        self._limits_hit: set[str] = set()  # bounds crossed and not yet left
         if terminals is not None:
             translator.tools.terminal_text = terminals.text
 
@@ -78,13 +114,25 @@ class AgentRequests:
             pass  # the driver's run reports the exit
 
     async def agent_request(self, request: RpcRequest) -> list[DriverEvent]:
+        """Serve one request; whatever goes wrong, the agent gets an answer."""
         params = request.params if isinstance(request.params, dict) else {}
+        limited = self._over_limit(request.method)
+        if limited is not None:
+            return await self._refuse_over(request, *limited)
+        try:
+            return await self._dispatch(request, params)
+        except Exception as error:  # a bug of ours must not end the session; see the header
+            return await self._failed(request, error)
+
+    async def _dispatch(self, request: RpcRequest, params: Mapping[str, Any]) -> list[DriverEvent]:
         match request.method:
             case "session/request_permission":
                 return self._translator.asks.permission(request.id, params)
+            case "elicitation/create":  # corral shows no forms: the wire's own decline
+                await self.reply(Reply(request.id, {"action": "decline"}))
+                return self._translator.declined(request.method, request.params)
             case "fs/read_text_file":
-                await self._read_file(request.id, params)
-                return []
+                return await self._read_asked(request.id, params)
             case "fs/write_text_file":
                 return await self._write_asked(request.id, params)
             case "terminal/create" if self._terminals is not None:
@@ -93,28 +141,113 @@ class AgentRequests:
                 await self._output(request.id, params)
                 return []
             case method if method in _WAITING_CALLS and self._terminals is not None:
-                assert self._spawn is not None
-                self._spawn(self._terminal_call(request.id, method, params), f"acp-{method}")
+                self._waiting_calls += 1
+                self._start(self._terminal_call(request.id, method, params), f"acp-{method}")
                 return []
         await self.reply(
             ReplyError(request.id, METHOD_NOT_FOUND, f"corral does not serve {request.method}")
         )
         return self._translator.unsupported(request.method, request.params)
 
-    async def _read_file(self, rpc_id: int | str, params: Mapping[str, Any]) -> None:
+    # ---- bounds and failures ------------------------------------------------------------
+
+    def _over_limit(self, method: str) -> tuple[str, str] | None:
+        """(which bound, what the agent reads) when serving `method` would cross one."""
+        asks = self._translator.asks
+        bounds = (
+            (
+                "open_requests",
+                method in _ASKING,
+                asks.full(),
+                f"{MAX_OPEN_ASKS} requests already wait on a decision",
+            ),
+            (
+                "waiting_calls",
+                method in _WAITING_CALLS,
+                self._waiting_calls >= MAX_WAITING_CALLS,
+                f"{MAX_WAITING_CALLS} terminal calls are already waiting",
+            ),
+            (
+                "outstanding",
+                True,
+                self._serving + len(asks.open_ids()) >= MAX_OUTSTANDING,
+                f"{MAX_OUTSTANDING} of the agent's requests are being served",
+            ),
+        )
+        for bound, applies, crossed, why in bounds:
+            if applies and crossed:
+                return bound, why
+            if applies:
+                self._limits_hit.discard(bound)  # left: the next crossing is news again
+        return None
+
+    async def _refuse_over(self, request: RpcRequest, bound: str, why: str) -> list[DriverEvent]:
+        message = f"corral refused {request.method}: {why} in this session (its limit)"
+        await self.reply(ReplyError(request.id, INTERNAL_ERROR, message))
+        if bound in self._limits_hit:
+            return []  # the app heard of this crossing already
+        self._limits_hit.add(bound)
+        warning = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
+        return [Emitted(kind=warning, extensions={_LIMITED: bound})]
+
+    async def _failed(self, request: RpcRequest, error: Exception) -> list[DriverEvent]:
+        message = f"corral failed to serve {request.method}: {type(error).__name__}: {error}"
+        await self.reply(ReplyError(request.id, INTERNAL_ERROR, message))
+        warning = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
+        return [Emitted(kind=warning, extensions={_FAILED: request.method})]
+
+    def _start(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        assert self._spawn is not None
+        self._serving += 1
+        self._spawn(self._served(work), name)
+
+    async def _served(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        finally:
+            self._serving -= 1
+
+    async def guarded(
+        self, rpc_id: int | str, what: str, work: Awaitable[None], push: Push
+    ) -> None:
+        """Run the work of an answered request; a failure is the agent's error, not ours."""
+        self._serving += 1
+        try:
+            await work
+        except Exception as error:  # see the header: the session goes on
+            events = await self._failed(RpcRequest(rpc_id, what, None), error)
+            await push(events)
+        finally:
+            self._serving -= 1
+
+    # ---- files ---------------------------------------------------------------------------
+
+    async def _read_asked(self, rpc_id: int | str, params: Mapping[str, Any]) -> list[DriverEvent]:
         line, limit = params.get("line"), params.get("limit")
         try:
-            text = await asyncio.to_thread(
-                read_text,
-                self._root,
-                params.get("path"),  # type: ignore[arg-type]  # confine() checks it
-                line if isinstance(line, int) else None,
-                limit if isinstance(limit, int) else None,
-            )
+            judged = await asyncio.to_thread(judge_read, self._root, params.get("path"))
         except FsRefused as refused:
             await self.reply(ReplyError(rpc_id, refused.code, refused.message))
+            return []
+        return self._translator.asks.read(
+            rpc_id,
+            judged,
+            line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+            limit=limit if isinstance(limit, int) and not isinstance(limit, bool) else None,
+        )
+
+    async def read(self, action: ReadFile, push: Push) -> None:
+        """An allowed read: the judged file's text to the agent, the Read tool finished."""
+        try:
+            text = await asyncio.to_thread(
+                read_text, self._root, action.judged, action.line, action.limit
+            )
+        except FsRefused as refused:
+            await self._file_failed(action.rpc_id, action.tool, refused, push)
             return
-        await self.reply(Reply(rpc_id, {"content": text}))
+        await self.reply(Reply(action.rpc_id, {"content": text}))
+        done = attrs.evolve(action.tool, status=ToolStatus.COMPLETED)
+        await push([Emitted(kind=ToolUpdated(done))])
 
     async def _write_asked(self, rpc_id: int | str, params: Mapping[str, Any]) -> list[DriverEvent]:
         path, content = params.get("path"), params.get("content")
@@ -123,26 +256,31 @@ class AgentRequests:
                 raise FsRefused(
                     INVALID_PARAMS, "fs/write_text_file needs a string path and content"
                 )
-            _, before = await asyncio.to_thread(old_text, self._root, path)
+            judged = await asyncio.to_thread(judge_write, self._root, path)
         except FsRefused as refused:
             await self.reply(ReplyError(rpc_id, refused.code, refused.message))
             return []
-        return self._translator.asks.write(rpc_id, path=path, content=content, old_text=before)
-
-    # ---- writing --------------------------------------------------------------------
+        return self._translator.asks.write(
+            rpc_id, path=judged.path, content=content, old_text=judged.text, judged=judged
+        )
 
     async def write(self, action: WriteFile, push: Push) -> None:
-        tool = action.tool
+        """An allowed write, to the very file that was judged."""
         try:
-            await asyncio.to_thread(write_text, self._root, action.path, action.content)
+            await asyncio.to_thread(write_text, self._root, action.judged, action.content)
         except FsRefused as refused:
-            await self.reply(ReplyError(action.rpc_id, refused.code, refused.message))
-            failed = attrs.evolve(tool, status=ToolStatus.FAILED, output=refused.message)
-            await push([Emitted(kind=ToolUpdated(failed))])
+            await self._file_failed(action.rpc_id, action.tool, refused, push)
             return
         await self.reply(Reply(action.rpc_id, {}))
-        done = attrs.evolve(tool, status=ToolStatus.COMPLETED)
+        done = attrs.evolve(action.tool, status=ToolStatus.COMPLETED)
         await push([Emitted(kind=ToolUpdated(done))])
+
+    async def _file_failed(
+        self, rpc_id: int | str, tool: ToolUpdate, refused: FsRefused, push: Push
+    ) -> None:
+        await self.reply(ReplyError(rpc_id, refused.code, refused.message))
+        failed = attrs.evolve(tool, status=ToolStatus.FAILED, output=refused.message)
+        await push([Emitted(kind=ToolUpdated(failed))])
 
     # ---- terminals -------------------------------------------------------------------
 
@@ -213,6 +351,11 @@ class AgentRequests:
         except FsRefused as refused:
             await self.reply(ReplyError(rpc_id, refused.code, refused.message))
             return
+        except Exception as error:  # see the header: the session goes on
+            await self.reply(ReplyError(rpc_id, INTERNAL_ERROR, f"corral failed: {error}"))
+            return
+        finally:
+            self._waiting_calls -= 1
         await self.reply(Reply(rpc_id, result))
 
     def terminal_exited(self, terminal_id: str) -> list[DriverEvent]:
@@ -235,12 +378,13 @@ def _refused_command(reason: str, params: object) -> Emitted:
     )
 
 
-def refusal_events(action: ReplyError) -> list[DriverEvent]:
+def refusal_events(action: Reply | ReplyError) -> list[DriverEvent]:
     """What the app sees of a refused request: its tool cancelled, a warning if any."""
     events: list[DriverEvent] = []
-    if action.tool is not None:
+    if isinstance(action, ReplyError) and action.tool is not None:
         events.append(Emitted(kind=ToolUpdated(action.tool)))
     if action.warning is not None:
         warning = Diagnostic(level=DiagnosticLevel.WARNING, message=action.warning)
-        events.append(Emitted(kind=warning, extensions={"acp/terminal_refused": action.warning}))
+        key = "acp/terminal_refused" if isinstance(action, ReplyError) else "acp/changed_tool"
+        events.append(Emitted(kind=warning, extensions={key: action.warning}))
     return events

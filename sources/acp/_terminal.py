@@ -8,11 +8,20 @@ the pure pieces; `_terminals.py` runs the processes.
   `CommandSpec`: one shell line (the `command` alone, which agents such as
   the Claude adapter send as a whole command line; or `command` and `args`
   quoted into one), run by `/bin/sh -c` so the policy judges exactly what
-  runs; the working directory (absolute, inside the session directory
-  with symlinks followed, default the session directory); extra
-  environment variables; and the byte limit of retained output (the
-  agent's `outputByteLimit`, never above `MAX_OUTPUT_BYTES`, so memory
-  stays bounded even when the agent asks for no limit).
+  runs; the working directory (absolute, beneath the session directory
+  and reached without following any link, default the session
+  directory); extra environment variables; and the byte limit of
+  retained output (the agent's `outputByteLimit`, never above
+  `MAX_OUTPUT_BYTES`, so memory stays bounded even when the agent asks
+  for no limit). `shown()` is the whole request as the policy and the app
+  see it: command, args, cwd and env.
+- `changes_what_runs(name)`: environment variables that decide which
+  program runs or what it loads (`PATH`, `LD_*`, `PYTHON*`, `GIT_*`,
+  `BASH_ENV`, `NODE_OPTIONS`, ...). A command that sets one is never
+  allowed automatically: its request does not offer `AllowOnce`, the only
+  choice a mode (or a deadline) picks on its own, so the app is asked, or
+  the request is denied when its deadline passes with nobody answering;
+  only a rule that says `always` (or the app) lets it run.
 - `OutputBuffer` keeps the last `limit` bytes of the command's combined
   stdout and stderr. Truncation drops from the beginning and always at a
   UTF-8 character boundary (so the kept bytes may be a little under the
@@ -37,13 +46,14 @@ from typing import Any
 import attrs
 
 from ._frames import INVALID_PARAMS
-from ._fs import FsRefused, confine
+from ._fs import FsRefused, cwd_beneath
 
 __all__ = [
     "DEFAULT_OUTPUT_BYTES",
     "MAX_OUTPUT_BYTES",
     "CommandSpec",
     "OutputBuffer",
+    "changes_what_runs",
     "command_spec",
     "exit_fields",
     "recorded_spec",
@@ -53,18 +63,94 @@ DEFAULT_OUTPUT_BYTES = 1024 * 1024  # when the agent names no limit
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 _MAX_ENV = 256
 
+# Variables that choose the program, its libraries, its startup code or its hooks.
+_RUN_CHANGING = frozenset(
+    {
+        "PATH",
+        "BASH_ENV",
+        "ENV",
+        "IFS",
+        "CDPATH",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PROMPT_COMMAND",
+        "HOME",
+        "ZDOTDIR",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "CLASSPATH",
+        "GCONV_PATH",
+        "LOCPATH",
+        "MALLOC_CONF",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "GEM_HOME",
+        "GEM_PATH",
+        "BUNDLE_GEMFILE",
+        "GOFLAGS",
+        "RUSTC_WRAPPER",
+        "CARGO_HOME",
+        "CC",
+        "CXX",
+        "MAKEFLAGS",
+    }
+)
+_RUN_CHANGING_PREFIXES = (
+    "LD_",
+    "DYLD_",
+    "PYTHON",
+    "GIT_",
+    "PERL",
+    "RUBY",
+    "BASH_FUNC_",
+    "NPM_CONFIG_",
+    "npm_config_",
+    "LUA_",
+    "TCL",
+    "PHP",
+    "GLIBC_TUNABLES",
+)
+
+
+def changes_what_runs(name: str) -> bool:
+    """Does setting this variable change which program runs or what it loads?"""
+    return name in _RUN_CHANGING or name.upper().startswith(_RUN_CHANGING_PREFIXES)
+
 
 @attrs.frozen(kw_only=True)
 class CommandSpec:
     """A command the agent asked corral to run, checked and ready to judge."""
 
     line: str  # the shell line `/bin/sh -c` runs; what the policy sees
-    cwd: str  # real path, inside the session directory
+    cwd: str  # absolute, beneath the session directory
     env: tuple[tuple[str, str], ...] = ()
     output_limit: int = DEFAULT_OUTPUT_BYTES
+    # As the agent sent them, for the record; `line` is what runs.
+    command: str = attrs.field(default="", eq=False)
+    args: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     def argv(self) -> list[str]:
         return ["/bin/sh", "-c", self.line]
+
+    def run_changing(self) -> tuple[str, ...]:
+        """The names of the variables it sets that change what runs."""
+        return tuple(name for name, _ in self.env if changes_what_runs(name))
+
+    def shown(self) -> dict[str, Any]:
+        """The whole request, as the policy and the app see it."""
+        return {
+            "command": self.command or self.line,
+            "args": list(self.args),
+            "cwd": self.cwd,
+            "env": {name: value for name, value in self.env},
+        }
 
 
 def _refused(message: str) -> FsRefused:
@@ -93,8 +179,20 @@ def _env(raw: object) -> tuple[tuple[str, str], ...]:
         value = variable.get("value") if isinstance(variable, dict) else None
         if not isinstance(name, str) or not name or "=" in name or not isinstance(value, str):
             raise _refused("each terminal/create env entry needs a string name and value")
+        _plain(name, "an env name")
+        _plain(value, "an env value")
         pairs.append((name, value))
     return tuple(pairs)
+
+
+def _plain(text: str, what: str) -> None:
+    """Text a process can be given: no NUL byte, valid UTF-8."""
+    if "\x00" in text:
+        raise _refused(f"terminal/create: {what} contains a NUL byte")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _refused(f"terminal/create: {what} is not valid UTF-8") from None
 
 
 def _limit(raw: object) -> int:
@@ -108,22 +206,20 @@ def _limit(raw: object) -> int:
 def command_spec(params: Mapping[str, Any], root: str) -> CommandSpec:
     """A `terminal/create` request's command, checked; FsRefused when it cannot run."""
     line = _line(params)
-    if "\x00" in line:
-        raise _refused("terminal/create command contains a NUL byte")
+    _plain(line, "the command")
     raw_cwd = params.get("cwd")
     if raw_cwd is None:
-        cwd = confine(root, root)
+        raw_cwd = root
     elif not isinstance(raw_cwd, str) or not os.path.isabs(raw_cwd):
         raise _refused("terminal/create cwd must be an absolute path")
-    else:
-        cwd = confine(root, raw_cwd)
-    if not os.path.isdir(cwd):
-        raise _refused(f"terminal/create cwd {raw_cwd or cwd} is not a directory")
+    args = params.get("args")
     return CommandSpec(
         line=line,
-        cwd=cwd,
+        cwd=cwd_beneath(root, raw_cwd),
         env=_env(params.get("env")),
         output_limit=_limit(params.get("outputByteLimit")),
+        command=str(params.get("command")),
+        args=tuple(args) if isinstance(args, list) else (),
     )
 
 

@@ -38,7 +38,14 @@ from corral.pipeline.events import (
 from corral.sources.acp import Translator
 from corral.sources.acp._asks import Reply, ReplyError, WriteFile
 from corral.sources.acp._driver import prompt_blocks
-from corral.sources.acp._fs import FsRefused, confine, read_text, write_text
+from corral.sources.acp._fs import (
+    FsRefused,
+    confine,
+    judge_read,
+    judge_write,
+    read_text,
+    write_text,
+)
 from corral.sources.acp._settings import Settings
 from corral.sources.acp._translate import stop_reason
 
@@ -333,19 +340,21 @@ def test_files_are_confined_to_the_session_dir(tmp_path: Path) -> None:
     outside = tmp_path.parent / f"{tmp_path.name}-outside"
     outside.mkdir()
     os.symlink(outside, tmp_path / "link")
-    with pytest.raises(FsRefused):
-        confine(str(tmp_path), str(tmp_path / "link" / "f"))
-    with pytest.raises(FsRefused):
+    with pytest.raises(FsRefused, match="symbolic link"):
+        judge_read(str(tmp_path), str(tmp_path / "link" / "f"))
+    with pytest.raises(FsRefused, match="outside the session directory"):
         confine(str(tmp_path), "../x")
-    assert confine(str(tmp_path), "sub/f") == str(tmp_path / "sub" / "f")
+    assert confine(str(tmp_path), "sub/../sub/f") == str(tmp_path / "sub" / "f")
 
 
 def test_reads_take_line_and_limit_and_writes_make_folders(tmp_path: Path) -> None:
-    write_text(str(tmp_path), "d/f.txt", "one\ntwo\nthree\n")
-    assert read_text(str(tmp_path), "d/f.txt", line=2, limit=1) == "two\n"
-    assert read_text(str(tmp_path), str(tmp_path / "d" / "f.txt")) == "one\ntwo\nthree\n"
+    root = str(tmp_path)
+    write_text(root, judge_write(root, "d/f.txt"), "one\ntwo\nthree\n")
+    assert read_text(root, judge_read(root, "d/f.txt"), line=2, limit=1) == "two\n"
+    whole = judge_read(root, str(tmp_path / "d" / "f.txt"))
+    assert read_text(root, whole) == "one\ntwo\nthree\n"
     with pytest.raises(FsRefused) as missing:
-        read_text(str(tmp_path), "nope.txt")
+        judge_read(root, "nope.txt")
     assert missing.value.code == -32002
 
 
