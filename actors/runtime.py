@@ -44,9 +44,10 @@ from ..pipeline.stages import Sink
 from ..pipeline.telemetry import Telemetry
 from ..sinks.metrics import Metrics
 from ..sinks.transcript import Archive, TranscriptSettings
-from ..sources.catalog import Catalog
+from ..sources.catalog import Catalog, CatalogEntry
 from ..sources.mock import MockScript
 from ._agents import AgentFinder
+from ._generate import generate_text
 from .engine import Engine, EngineSettings
 from .handle import Session
 from .session import ActorSettings, SessionActor
@@ -109,6 +110,7 @@ class Runtime:
         self._sessions: dict[str, Session] = {}
         self._ending: set[str] = set()  # their last records are on the way to the sinks
         self._ended: set[str] = set()
+        self._hidden: set[str] = set()  # throwaway sessions of `generate`
         self._count = 0
         self._stack = AsyncExitStack()
         self._tasks: asyncio.TaskGroup | None = None
@@ -151,6 +153,8 @@ class Runtime:
     # ---- sessions --------------------------------------------------------------
 
     def session(self, session_id: str) -> Session:
+        if session_id in self._hidden:  # a `generate` session: not the app's
+            raise CorralError(ErrorKind.UNKNOWN_SESSION, f"no session {session_id!r}")
         found = self._sessions.get(session_id)
         if found is not None and session_id not in self._ending:
             return found
@@ -177,16 +181,40 @@ class Runtime:
         **options: object,
     ) -> Session:
         """Start a session; `agent` is an id, an ad-hoc ref, or full SessionOptions."""
-        if isinstance(agent, SessionOptions):
-            spec = agent
-        else:
-            spec = SessionOptions(agent=agent, dir=dir, **options)  # type: ignore[arg-type]
+        spec = _session_options(agent, dir, options)
+        session, _ = await self._start(spec, app_sink=app_sink, extra_sinks=extra_sinks)
+        return session
+
+    async def generate(
+        self, agent: AgentRef | SessionOptions, prompt: str, dir: str = ".", **options: object
+    ) -> str:
+        """One prompt, one answer: the text of a throwaway session's turn.
+
+        The session runs with no tools where the wire allows, declines every
+        permission itself, and never reaches the app (see `actors/_generate.py`).
+        """
+        spec = _session_options(agent, dir, options)
+        return await generate_text(self, spec, prompt)
+
+    async def _start(
+        self,
+        spec: SessionOptions,
+        *,
+        app_sink: Sink | None,
+        extra_sinks: Sequence[Sink] = (),
+        policy: Policy | None = None,
+        tools: bool = True,
+        hidden: bool = False,
+    ) -> tuple[Session, CatalogEntry]:
+        """Start a session; `hidden` keeps its id from `session()` (the app never opened it)."""
         if self._tasks is None:
             raise RuntimeError("use `async with Runtime() as rt`")
         session_dir = await asyncio.to_thread(_checked_dir, spec.dir)
         entry, installation = await self.agents.resolve(spec.agent)
         self._count += 1
         session_id = f"s{self._count}"
+        if hidden:
+            self._hidden.add(session_id)
         launch = LaunchSpec(
             session_id=session_id,
             executable=installation.executable_path,
@@ -199,11 +227,13 @@ class Runtime:
             configure=spec.configure,
             env=spec.env,
             args=spec.args,
+            tools=tools,
         )
         driver = self.agents.driver(
             entry, installation, launch, self.telemetry.for_session(session_id, installation.id)
         )
-        policy = await self._session_policy(spec)
+        if policy is None:
+            policy = await self._session_policy(spec)
         session = Session(session_id=session_id, app_sink=app_sink)
         sinks: list[Sink] = [session.app_sink, *extra_sinks]
         sinks += [make(session_id, installation.id, session_dir) for make in self._sink_factories]
@@ -234,7 +264,7 @@ class Runtime:
         )
         session.attach(await opened)
         self._sessions[session_id] = session
-        return session
+        return session, entry
 
     async def _session_policy(self, spec: SessionOptions) -> Policy:
         if spec.policy is not None:
@@ -326,6 +356,14 @@ def _archive(
         else TranscriptSettings.from_environ(os.environ)
     )
     return Archive(settings, metrics=metrics), True
+
+
+def _session_options(
+    agent: AgentRef | SessionOptions, dir: str, options: Mapping[str, object]
+) -> SessionOptions:
+    if isinstance(agent, SessionOptions):
+        return agent
+    return SessionOptions(agent=agent, dir=dir, **options)  # type: ignore[arg-type]
 
 
 def _checked_dir(path: str) -> str:

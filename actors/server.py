@@ -44,7 +44,6 @@ from ..pipeline.framing import LineSplitter, Oversized
 from ..pipeline.wire import FrameError, error_line, hello_line, ok_line, parse_frame
 from ..sinks.lines import ByteStream, LineSink, LineWriter
 from ..sinks.metrics import Metrics
-from ._generate import generate
 from .runtime import Runtime
 
 __all__ = ["ByteSource", "Server", "serve"]
@@ -89,9 +88,7 @@ class Server:
             case PlanUsageCmd(agent=agent):
                 return await rt.plan_usage(agent)
             case GenerateCmd(options=options, prompt=prompt):
-                release = asyncio.Event()
-                release.set()  # generate's events may precede its reply
-                return await generate(rt, options, prompt, LineSink(self.writer, release))
+                return await rt.generate(options, prompt)  # the text; its session stays unseen
             case PromptCmd(session=sid, text=text, attachments=attachments):
                 return await rt.session(sid).prompt(text, attachments)
             case DequeueCmd(session=sid, prompt=prompt_id):

@@ -273,6 +273,9 @@ class LaunchSpec:
     configure: tuple[tuple[str, ConfigValue], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     args: tuple[str, ...] = ()
+    # False: start the agent with no tools, where its wire can (a source that
+    # can says so with `CatalogEntry.disables_tools`); `generate` asks for it.
+    tools: bool = True
 
 
 @attrs.frozen(kw_only=True)

@@ -48,7 +48,8 @@ class Decision:
 
     `decision`: allow_once, allow_always, deny_once, deny_always, answered
     (questions), cancelled, timeout. `decided_by`: `rule:<id>`, `guard:<id>`,
-    `mode:<mode>`, app, timeout, cancel, turn_end, shutdown, agent.
+    `mode:<mode>`, app, timeout, cancel, turn_end, shutdown, agent, generate
+    (the policy of a `generate` session).
     """
 
     session_id: str

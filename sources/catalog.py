@@ -38,6 +38,8 @@ class CatalogEntry:
     builtin: bool = False
     # A generic wire for ad-hoc agents ({"acp": ...}): never discovered.
     wire_only: bool = False
+    # The source honours `LaunchSpec.tools=False` (the agent runs with no tools).
+    disables_tools: bool = False
 
 
 class Catalog:

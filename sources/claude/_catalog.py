@@ -99,4 +99,5 @@ def catalog_entry(*, environ: Mapping[str, str] | None = None) -> CatalogEntry:
         details=static_details(),
         known_dirs=("~/.claude/local", "~/.local/bin"),
         probe=probe,
+        disables_tools=True,  # `--tools ""`
     )

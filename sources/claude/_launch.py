@@ -23,6 +23,10 @@ after the CLI exited resumes the session it had.
 MCP servers: their configuration (env values, headers: secrets) goes in a
 file, `--mcp-config <path>`, never on the command line where `ps` shows it;
 the driver writes it (0600, `sources/_private.py`) and removes it.
+
+Tools: `LaunchSpec.tools=False` adds `--tools ""` (no built-in tools; MCP
+servers the session names still offer theirs, and still ask), and then the
+app's `args` may not name `--tools` again.
 """
 
 from __future__ import annotations
@@ -98,9 +102,15 @@ def _setting_flags(model: str, mode: str) -> list[str]:
     return flags
 
 
-def _checked_args(args: tuple[str, ...]) -> list[str]:
+def _checked_args(args: tuple[str, ...], tools: bool = True) -> list[str]:
     for arg in args:
         flag = arg.partition("=")[0]
+        if not tools and flag == "--tools":
+            raise CorralError(
+                ErrorKind.INVALID_CONFIGURATION,
+                "this session runs Claude Code with no tools; its arguments may not set --tools",
+                argument=arg,
+            )
         if flag in _SELF_DECIDING_FLAGS:
             raise CorralError(
                 ErrorKind.INVALID_CONFIGURATION,
@@ -124,6 +134,10 @@ def _mcp_entry(server: McpServer) -> dict[str, object]:
         "url": server.url or "",
         "headers": dict(server.headers),
     }
+
+
+def _tool_flags(spec: LaunchSpec) -> list[str]:
+    return [] if spec.tools else ["--tools", ""]  # "" is the CLI's "no built-in tools"
 
 
 def mcp_config(servers: tuple[McpServer, ...]) -> str:
@@ -169,7 +183,8 @@ def launch_for(
         session_id = new_id()
         argv += ["--session-id", session_id]
     argv += _mcp_flags(spec, mcp_config_path)
-    argv += _checked_args(spec.args)
+    argv += _tool_flags(spec)
+    argv += _checked_args(spec.args, spec.tools)
     env = _environment(base_env, spec)
     return Launch(
         argv=tuple(argv),
@@ -185,6 +200,7 @@ def restart_for(launch: Launch, spec: LaunchSpec, session_id: str, model: str, m
     """A new process for a session whose CLI exited: resume where it was."""
     argv = [launch.argv[0], *WIRE_FLAGS, *_setting_flags(model, mode), "--resume", session_id]
     argv += _mcp_flags(spec, launch.mcp_config_path)
+    argv += _tool_flags(spec)
     argv += list(spec.args)
     return Launch(
         argv=tuple(argv),

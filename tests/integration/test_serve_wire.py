@@ -8,34 +8,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from corral.pipeline.events import (
-    PermissionChoice,
-    PermissionRequest,
-    RequestOpened,
-    ToolKind,
-    ToolStatus,
-    ToolUpdate,
-)
-
-ASKING = RequestOpened(
-    PermissionRequest(
-        id="r1",
-        tool=ToolUpdate(id="t1", kind=ToolKind.EDIT, title="Edit a.py", status=ToolStatus.PENDING),
-        options=(PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE),
-    )
-)
-# A turn that cannot end before the app answers its permission request.
-ASKING_TURN = {
-    "turns": [
-        [
-            {"Emit": ASKING.to_wire()},
-            "AwaitAnswer",
-            {"Emit": {"TextDelta": {"message_id": "m1", "text": "done"}}},
-            {"End": {"Completed": {"source": "Protocol"}}},
-        ]
-    ]
-}
-
 TEXT_TURN = {
     "turns": [
         [
@@ -133,24 +105,13 @@ def test_version_prints_the_installed_version() -> None:
 async def test_a_later_fast_command_is_answered_before_an_earlier_slow_one(
     serve_mock: Any, tmp_path: Path
 ) -> None:
-    serve = await serve_mock(ASKING_TURN)
+    # generate's session is the app's to neither see nor answer: its agent is slow.
+    serve = await serve_mock({"turns": [[{"Sleep": 600_000}]]})
     slow = await serve.send(
         {"cmd": "generate", "agent": "mock", "dir": str(tmp_path), "prompt": "go"}
     )
-    asked = await serve.wait_event(None, "RequestOpened")
     fast = await serve.send({"cmd": "discover"})
     fast_reply = await serve.reply(fast)
     assert fast_reply["ok"]["agents"][0]["id"] == "mock"
     assert not any(line.get("id") == slow for line in serve.lines)  # generate still waits
-    await serve.ok(
-        {
-            "cmd": "answer",
-            "session": asked["session_id"],
-            "request": "r1",
-            "answer": {"Permission": "AllowOnce"},
-        }
-    )
-    slow_reply = await serve.reply(slow)
-    assert slow_reply["ok"]["text"] == "done"
-    assert serve.lines.index(fast_reply) < serve.lines.index(slow_reply)
-    assert await serve.finish() == 0
+    await serve.kill()  # by pid; a clean exit would wait for the generate
