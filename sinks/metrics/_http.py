@@ -15,6 +15,12 @@ request out).
 
 A bind failure (address in use, permission denied, bad host) raises
 `MetricsServerError` with a message fit for the command line.
+
+The metrics say which agents run, what their tools do and what they cost,
+and the server has no authentication: it listens on 127.0.0.1 by default.
+Bound anywhere else (`0.0.0.0`, a LAN address), it starts anyway, since a
+scraper on another host may be the point, but says so on stderr
+(`exposure_warning`), so nobody exposes it without knowing.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from __future__ import annotations
 import asyncio
 import errno
 import gzip
+import ipaddress
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from types import TracebackType
 from typing import Any
@@ -36,6 +44,7 @@ __all__ = [
     "HttpRequest",
     "MetricsServer",
     "MetricsServerError",
+    "exposure_warning",
     "parse_address",
     "parse_head",
 ]
@@ -221,6 +230,9 @@ class MetricsServer:
             raise MetricsServerError(
                 _bind_message(self.host, self._requested_port, error)
             ) from None
+        warning = exposure_warning(self.host, self.addresses)
+        if warning is not None:
+            print(f"corral: {warning}", file=sys.stderr, flush=True)
 
     async def aclose(self) -> None:
         server, self._server = self._server, None
@@ -268,6 +280,26 @@ class MetricsServer:
         finally:
             self._writers.discard(writer)
             writer.close()
+
+
+def exposure_warning(host: str, addresses: list[tuple[str, int]]) -> str | None:
+    """A warning when any of the bound `addresses` is reachable from another machine."""
+    exposed = [address for address in addresses if not _loopback(address[0])]
+    if not exposed:
+        return None
+    port = exposed[0][1]
+    return (
+        f"warning: metrics are served on {host}, not only on this machine: anyone who can "
+        f"reach port {port} reads them (agents, tools, costs), with no authentication; "
+        "use --metrics 127.0.0.1:PORT unless that is meant"
+    )
+
+
+def _loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.partition("%")[0]).is_loopback
+    except ValueError:
+        return False
 
 
 def _bind_message(host: str, port: int, error: OSError) -> str:
