@@ -92,9 +92,14 @@ class AgentFinder:
             return self._ad_hoc(ref)
         entry = self.catalog.get(ref)
         if entry is None or entry.wire_only:
+            # Not a bad request: an agent corral does not know is an agent it cannot find.
             known = ", ".join(e.id for e in self.catalog.entries() if not e.wire_only)
             raise CorralError(
-                ErrorKind.INVALID_REQUEST, f"unknown agent {ref!r}; known agents: {known or 'none'}"
+                ErrorKind.NOT_INSTALLED,
+                f"unknown agent {ref!r}; known agents: {known or 'none'}",
+                searched=[f"corral's agent catalog ({known or 'empty'})"],
+                install_hint="name a known agent, or an ad-hoc agent "
+                '{"acp": {"name", "path", "args"}}',
             )
         found = await asyncio.to_thread(self._locate, entry, with_login=False)
         if isinstance(found, MissingAgent):

@@ -1,6 +1,7 @@
 """The `corral` command line.
 
-corral serve [--mock SCRIPT] [--policy FILE] [--metrics HOST:PORT] [TRANSCRIPT OPTIONS]
+corral serve [--mock SCRIPT] [--policy FILE] [--metrics HOST:PORT]
+             [--handshake-timeout SECONDS] [--max-in-flight N] [TRANSCRIPT OPTIONS]
                                the line protocol on stdin/stdout
 corral demo [--metrics HOST:PORT | --no-metrics] [TRANSCRIPT OPTIONS]
                                watch mock sessions run, then a summary
@@ -121,14 +122,16 @@ def _transcripts(args: argparse.Namespace) -> TranscriptSettings | None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .runtime import Runtime
-    from .server import serve
+    from .runtime import Runtime, RuntimeSettings
+    from .server import ServeSettings, serve
     from .stdio import open_stdio
 
     script = _load_mock(args.mock)
     policy = _load_policy(args.policy)
     address = _metrics_address(args.metrics)
     transcripts = _transcripts(args)
+    settings = RuntimeSettings(handshake_timeout=args.handshake_timeout)
+    serve_settings = ServeSettings(max_in_flight=args.max_in_flight)
 
     async def main() -> int:
         metrics, server = await _start_metrics(address)
@@ -139,9 +142,14 @@ def _serve(args: argparse.Namespace) -> int:
                 stdout=stdout,
                 version=version(),
                 make_runtime=lambda: Runtime(
-                    mock=script, policy=policy, metrics=metrics, transcripts=transcripts or False
+                    mock=script,
+                    policy=policy,
+                    metrics=metrics,
+                    transcripts=transcripts or False,
+                    settings=settings,
                 ),
                 metrics=metrics,
+                settings=serve_settings,
             )
         finally:
             if server is not None:
@@ -241,6 +249,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="the permission policy for every session (a TOML file or preset:<Name>); "
         "a session may bring its own with open's `policy`",
     )
+    serve.add_argument(
+        "--handshake-timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=30.0,
+        help="how long an agent may take to complete its handshake on open (default 30)",
+    )
+    serve.add_argument(
+        "--max-in-flight",
+        metavar="N",
+        type=_positive_int,
+        default=1024,
+        help="commands running at once; past that, corral stops reading stdin until "
+        "replies drain (default 1024)",
+    )
     _archive_options(serve)
     serve.set_defaults(run=_serve)
 
@@ -293,6 +316,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_archive_cli(commands)
     return parser
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
+    return value
 
 
 def _archive_options(parser: argparse.ArgumentParser) -> None:

@@ -9,16 +9,33 @@ the session ended in error (the agent died, the wire failed).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
 
 from ..pipeline.commands import RollbackScope
 from ..pipeline.errors import CorralError, ErrorKind
-from ..pipeline.events import Answer, ConfigValue, Delivery, Event, SessionInfo, SessionStatus
+from ..pipeline.events import (
+    Answer,
+    ConfigValue,
+    Delivery,
+    Event,
+    SessionInfo,
+    SessionStatus,
+    SystemTime,
+)
 from ..pipeline.stages import Sink
 from ..sinks.stream import StreamSink
 from .session import SessionActor
 
-__all__ = ["Session"]
+__all__ = ["AbandonableSink", "Session"]
+
+
+@runtime_checkable
+class AbandonableSink(Protocol):
+    """An app sink that can end a session's stream after the session's stages died."""
+
+    async def abandon(self, session_id: str, error: CorralError) -> None: ...
 
 
 class Session:
@@ -34,15 +51,20 @@ class Session:
         self._actor = actor
 
     def mark_ended(self) -> None:
+        if self._stream is not None:
+            self._stream.events.close()  # whatever ended the session (a no-op if done)
         self._ended.set()
 
     async def abandon(self, error: CorralError) -> None:
-        """The session crashed inside corral: tell the app sink, if it can hear it."""
+        """The session crashed inside corral; its stages are gone. End its stream
+        as the protocol says: the running turn `Failed`, the error, the end."""
         self._abandoned = error
-        abandon = getattr(self.app_sink, "abandon", None)
-        if abandon is not None:
-            await abandon(self.id, error)
+        if isinstance(self.app_sink, AbandonableSink):
+            await self.app_sink.abandon(self.id, error)
         if self._stream is not None:
+            at = SystemTime.from_ns(time.time_ns())
+            for event in self._stream.tail.last_events(self.id, error, at):
+                await self._stream.events.send(event)  # the reader's pace, like every event
             self._stream.failure = error
             self._stream.events.close()
 

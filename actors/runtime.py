@@ -61,7 +61,7 @@ SinkFactory = Callable[[str, str, str], Sink]  # (session id, agent id, dir) -> 
 class RuntimeSettings:
     actor: ActorSettings = attrs.field(factory=ActorSettings)
     engine: EngineSettings = attrs.field(factory=EngineSettings)
-    handshake_timeout: float = 90.0
+    handshake_timeout: float = 30.0  # as the reference sidecar; `serve --handshake-timeout`
     default_mode: PermissionMode = PermissionMode.ASK
 
 
@@ -110,6 +110,7 @@ class Runtime:
         self._sessions: dict[str, Session] = {}
         self._ending: set[str] = set()  # their last records are on the way to the sinks
         self._ended: set[str] = set()
+        self._opening: dict[str, asyncio.Task[None]] = {}  # handshakes in flight
         self._hidden: set[str] = set()  # throwaway sessions of `generate`
         self._count = 0
         self._stack = AsyncExitStack()
@@ -258,11 +259,18 @@ class Runtime:
                 settings=self.settings.engine,
             )
 
-        self._tasks.create_task(
+        running = self._tasks.create_task(
             self._run_session(session, driver, build_engine, sinks, session_dir, opened),
             name=f"session-{session_id}",
         )
-        session.attach(await opened)
+        self._opening[session_id] = running
+        try:
+            session.attach(await opened)
+        except asyncio.CancelledError:
+            _abandon_open(running, opened, session, self._sessions)
+            raise
+        finally:
+            self._opening.pop(session_id, None)
         self._sessions[session_id] = session
         return session, entry
 
@@ -291,7 +299,11 @@ class Runtime:
                     async with asyncio.timeout(self.settings.handshake_timeout):
                         handshake = await driver.start(tasks)
                 except asyncio.CancelledError:
-                    opened.cancel()
+                    # Abandoned mid-handshake (the opener gave up, the Runtime closes):
+                    # no agent outlives it, and an opener still waiting hears why.
+                    if not opened.done():
+                        opened.set_exception(_abandoned())
+                    await driver.stop(self.settings.actor.close_grace)
                     raise
                 except Exception as error:
                     await driver.stop(self.settings.actor.close_grace)
@@ -334,6 +346,9 @@ class Runtime:
             session.mark_ended()
 
     async def close_all(self) -> None:
+        """Close every session; abandon every handshake still in flight."""
+        for running in self._opening.values():
+            running.cancel()
         sessions = list(self._sessions.values())
         async with asyncio.TaskGroup() as closing:
             for session in sessions:
@@ -364,6 +379,26 @@ def _session_options(
     if isinstance(agent, SessionOptions):
         return agent
     return SessionOptions(agent=agent, dir=dir, **options)  # type: ignore[arg-type]
+
+
+def _abandoned() -> CorralError:
+    return CorralError(
+        ErrorKind.SESSION_CLOSED, "the session was abandoned before its handshake completed"
+    )
+
+
+def _abandon_open(
+    running: asyncio.Task[None],
+    opened: asyncio.Future[SessionActor],
+    session: Session,
+    sessions: dict[str, Session],
+) -> None:
+    """The opener was cancelled: stop a handshake in flight; keep a session that made it."""
+    if opened.done() and not opened.cancelled() and opened.exception() is None:
+        session.attach(opened.result())
+        sessions[session.id] = session  # live: closed with the others
+    else:
+        running.cancel()
 
 
 def _checked_dir(path: str) -> str:

@@ -2,16 +2,27 @@
 
 ```
 stdin ─► LineSplitter ─► parse_frame ─► one task per command ─► Runtime
-                                              │ reply                │ session lines
-                                              ▼                      ▼
+            ▲                                 │ reply                │ session lines
+            └─ waits while 1024 commands run  ▼                      ▼
                                          LineWriter (replies first, then lines) ─► stdout
 ```
 
 The first line is `hello`. Commands run concurrently; replies may come out
 of order. A line that is not a command gets a `BadFrame` error and the loop
-goes on. EOF on stdin (or SIGTERM/SIGINT, or the app closing stdout) stops
-reading: every session is closed, their `closed` lines written, and the
-process exits 0.
+goes on. stdin is read only as fast as commands are answered: while
+`max_in_flight` commands run, corral reads nothing more, so an app that
+floods commands and does not read its replies fills the pipe and waits;
+memory stays bounded.
+
+Shutdown: EOF on stdin, SIGTERM/SIGINT, or the app closing stdout. Reading
+stops; every live session is closed at once (its agent gets the close
+grace: EOF, SIGTERM, SIGKILL). Commands still running get a short `drain`
+to finish (an `open` read just before EOF completes, and its session is
+closed too); then they are cancelled and answered with an error: an `open`
+whose handshake is in flight is abandoned and its agent stopped, a
+`generate` or an `answer` still waiting is withdrawn. Every opened session
+writes its `closed`; the process exits 0 within the close grace plus the
+drain, whatever the agents do.
 """
 
 from __future__ import annotations
@@ -19,8 +30,10 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+
+import attrs
 
 from ..pipeline.commands import (
     AnswerCmd,
@@ -46,37 +59,69 @@ from ..sinks.lines import ByteStream, LineSink, LineWriter
 from ..sinks.metrics import Metrics
 from .runtime import Runtime
 
-__all__ = ["ByteSource", "Server", "serve"]
+__all__ = ["ByteSource", "ServeSettings", "Server", "serve"]
 
 MAX_FRAME = 16 * 1024 * 1024
+T = TypeVar("T")
 
 
 class ByteSource(Protocol):
     async def read(self) -> bytes: ...
 
 
+@attrs.frozen(kw_only=True)
+class ServeSettings:
+    max_in_flight: int = 1024  # commands running at once; past that, stdin waits
+    drain: float = 0.5  # at shutdown, what running commands get before they are cancelled
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be at least 1, not {self.max_in_flight}")
+
+
+def _shutting_down() -> CorralError:
+    return CorralError(
+        ErrorKind.SESSION_CLOSED, "corral is shutting down; the command was abandoned"
+    )
+
+
 class Server:
-    def __init__(self, runtime: Runtime, writer: LineWriter) -> None:
+    def __init__(
+        self, runtime: Runtime, writer: LineWriter, settings: ServeSettings | None = None
+    ) -> None:
         self.runtime = runtime
         self.writer = writer
+        self.settings = settings if settings is not None else ServeSettings()
+        self._slots = asyncio.Semaphore(self.settings.max_in_flight)
+        self.running: set[asyncio.Task[None]] = set()
 
     async def handle(self, frame_id: int, command: Command) -> None:
+        """Run one command and write its one reply; holds a slot until then."""
         try:
-            if isinstance(command, OpenCmd):
-                await self._open(frame_id, command)
+            try:
+                if isinstance(command, OpenCmd):
+                    await self._open(frame_id, command)
+                    return
+                value = await self.dispatch(command)
+            except CorralError as error:
+                await self.writer.reply(error_line(frame_id, error))
                 return
-            value = await self.dispatch(command)
-        except CorralError as error:
-            await self.writer.reply(error_line(frame_id, error))
-            return
-        await self.writer.reply(ok_line(frame_id, value))
+            except asyncio.CancelledError:
+                # Abandoned at shutdown; the app still gets its one reply.
+                await self.writer.reply(error_line(frame_id, _shutting_down()))
+                raise
+            await self.writer.reply(ok_line(frame_id, value))
+        finally:
+            self._slots.release()
 
     async def _open(self, frame_id: int, command: OpenCmd) -> None:
         release = asyncio.Event()
         sink = LineSink(self.writer, release)
-        session = await self.runtime.open(command.options, app_sink=sink)
-        await self.writer.reply(ok_line(frame_id, session.info()))
-        release.set()  # only now may the session's events follow
+        try:
+            session = await self.runtime.open(command.options, app_sink=sink)
+            await self.writer.reply(ok_line(frame_id, session.info()))
+        finally:
+            release.set()  # only now may the session's events (or its end) follow
 
     async def dispatch(self, command: Command) -> object:
         rt = self.runtime
@@ -96,7 +141,8 @@ class Server:
             case AnswerCmd(session=sid, request=request_id, answer=answer):
                 await rt.session(sid).answer(request_id, answer)
             case ConfigureCmd(session=sid, option=option, value=value):
-                return await rt.session(sid).configure(option, value)
+                # The protocol's client expects null: the confirmation is SessionUpdated.
+                await rt.session(sid).configure(option, value)
             case RollbackCmd(session=sid, turns=turns, scope=scope):
                 await rt.session(sid).rollback(turns, scope)
             case CompactCmd(session=sid):
@@ -112,6 +158,7 @@ class Server:
         return None
 
     async def submit(self, line: bytes | Oversized, commands: asyncio.TaskGroup) -> None:
+        """Start the command on `line` (once a slot is free) or answer why it is not one."""
         if isinstance(line, Oversized):
             error = CorralError(
                 ErrorKind.BAD_FRAME, f"a line of {line.length} bytes exceeds {MAX_FRAME} bytes"
@@ -125,20 +172,72 @@ class Server:
         except FrameError as error:
             await self.writer.reply(error_line(error.frame_id, error))
             return
-        commands.create_task(self.handle(frame_id, command), name=f"command-{frame_id}")
+        await self._slots.acquire()  # released by `handle` once the reply is queued
+        task = commands.create_task(self.handle(frame_id, command), name=f"command-{frame_id}")
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    async def read_commands(
+        self, stdin: ByteSource, shutdown: asyncio.Event, commands: asyncio.TaskGroup
+    ) -> None:
+        """Until EOF or shutdown: read lines, start their commands.
+
+        Lines read but not yet started when a shutdown arrives are dropped
+        (the app is going away, or asked corral to).
+        """
+        splitter = LineSplitter(max_line=MAX_FRAME)
+        while True:
+            chunk = await _unless(shutdown, stdin.read())
+            if chunk is None:
+                return
+            lines = splitter.feed(chunk) if chunk else splitter.end()
+            for line in lines:
+                if self._slots.locked() and await _unless(shutdown, self._free_slot()) is None:
+                    return
+                await self.submit(line, commands)
+            if not chunk:
+                return
+
+    async def _free_slot(self) -> bool:
+        """Once a command slot is free (left free: only this reader takes them)."""
+        await self._slots.acquire()
+        self._slots.release()
+        return True
+
+    async def wind_down(self) -> None:
+        """Close the live sessions while running commands drain; cancel the rest."""
+        async with asyncio.TaskGroup() as closing:
+            for session in self.runtime.sessions():
+                closing.create_task(session.close(), name=f"close-{session.id}")
+            if self.running:
+                await asyncio.wait(self.running, timeout=self.settings.drain)
+            for task in list(self.running):
+                task.cancel()  # each still writes its reply (an error)
+            if self.running:
+                await asyncio.wait(self.running)
 
 
-async def _next_chunk(stdin: ByteSource, shutdown: asyncio.Event) -> bytes | None:
-    """The next chunk of input, or None when shutting down."""
-    read = asyncio.ensure_future(stdin.read())
+async def _unless(shutdown: asyncio.Event, work: Awaitable[T]) -> T | None:
+    """`work`'s result, or None (and `work` cancelled) once `shutdown` is set first."""
+    if shutdown.is_set():
+        if asyncio.iscoroutine(work):
+            work.close()
+        return None
+    doing = asyncio.ensure_future(work)
     stop = asyncio.ensure_future(shutdown.wait())
     try:
-        await asyncio.wait({read, stop}, return_when="FIRST_COMPLETED")
+        await asyncio.wait({doing, stop}, return_when="FIRST_COMPLETED")
     finally:
         stop.cancel()
-    if read.done():
-        return read.result()
-    read.cancel()
+    if doing.done():
+        return doing.result()
+    doing.cancel()
+    try:
+        await doing
+    except asyncio.CancelledError:
+        pass  # the cancellation we asked for, not ours: this task goes on
+    else:
+        return doing.result()  # it finished as it was being cancelled
     return None
 
 
@@ -150,6 +249,7 @@ async def serve(
     make_runtime: Callable[[], Runtime],
     handle_signals: bool = True,
     metrics: Metrics | None = None,
+    settings: ServeSettings | None = None,
 ) -> int:
     shutdown = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -167,15 +267,10 @@ async def serve(
                 if metrics is not None:
                     # The Runtime binds its own channels; the line writer's are serve's.
                     metrics.add_channels(lambda: [writer.replies, writer.lines])
-                server = Server(runtime, writer)
-                splitter = LineSplitter(max_line=MAX_FRAME)
+                server = Server(runtime, writer, settings)
                 async with asyncio.TaskGroup() as commands:
-                    while (chunk := await _next_chunk(stdin, shutdown)) is not None and chunk:
-                        for line in splitter.feed(chunk):
-                            await server.submit(line, commands)
-                    if chunk == b"":
-                        for line in splitter.end():
-                            await server.submit(line, commands)
+                    await server.read_commands(stdin, shutdown, commands)
+                    await server.wind_down()
             writer.close()
     finally:
         if handle_signals:

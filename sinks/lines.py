@@ -4,27 +4,55 @@
 it: replies and errors to commands on a small priority channel (a reply is
 never stuck behind a backlog of events), session lines on a bounded channel
 (when the app reads slowly, sessions wait: backpressure, nothing dropped).
-Lines are written in batches, one write per batch.
+Lines are written in batches, one write per batch. Each channel is bounded
+twice: by the count of items and by the bytes they hold (`max_bytes`), so
+a few huge lines cannot hold many megabytes each. A single item larger
+than the whole budget still passes, alone: it waits until nothing else
+is held.
 
 `LineSink` is one session's stage: it turns that session's records into
 lines (events, the session error, the `closed` line) and waits for its
 `release` before the first one, so the `open` reply always precedes the
 session's events.
+
+A session that crashes inside corral loses its stages mid-stream; the
+protocol still owes the app the end of that session. `LineSink.abandon`
+writes it, after the last line the sink wrote: its open requests closed,
+the running turn's `TurnEnded` (stop `Failed`) and the `Idle` status, numbered on from the
+last sequence the app saw (no gap), then the session error, then
+`closed`. `SessionTail` is the small record of what was written that makes
+this possible; the Python API's stream sink keeps one too.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+import time
+from collections import deque
+from typing import Any, Protocol
 
 from ..pipeline.channels import Channel, EndOfChannel
-from ..pipeline.events import Event
+from ..pipeline.errors import CorralError
+from ..pipeline.events import (
+    Event,
+    EventKind,
+    Failed,
+    RequestClosed,
+    RequestOpened,
+    SessionStatus,
+    StatusChanged,
+    SystemTime,
+    TurnContext,
+    TurnEnded,
+    TurnStarted,
+)
 from ..pipeline.records import Closed, SessionFailed, SinkItem
 from ..pipeline.wire import closed_line, event_line, session_error_line
 
-__all__ = ["ByteStream", "LineSink", "LineWriter"]
+__all__ = ["ByteBudget", "ByteStream", "LineSink", "LineWriter", "SessionTail"]
 
 _BATCH_BYTES = 256 * 1024
+MAX_HELD_BYTES = 8 * 1024 * 1024  # per channel of the writer
 
 
 class ByteStream(Protocol):
@@ -33,29 +61,79 @@ class ByteStream(Protocol):
         ...
 
 
+class ByteBudget:
+    """Bytes held, bounded; senders wait their turn in FIFO order.
+
+    Invariant: `held <= limit`, except while one item larger than the limit
+    is held alone.
+    """
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"a byte budget needs a limit of at least 1, not {limit}")
+        self.limit = limit
+        self.held = 0
+        self._waiting: deque[tuple[int, asyncio.Future[None]]] = deque()
+
+    def _fits(self, size: int) -> bool:
+        return self.held == 0 or self.held + size <= self.limit
+
+    async def take(self, size: int) -> None:
+        if not self._waiting and self._fits(size):
+            self.held += size
+            return
+        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (size, granted)
+        self._waiting.append(entry)
+        try:
+            await granted
+        except BaseException:
+            if granted.done() and not granted.cancelled():
+                self.give(size)  # granted as we were cancelled: hand it on
+            else:
+                self._waiting.remove(entry)
+                self._grant()
+            raise
+
+    def give(self, size: int) -> None:
+        self.held -= size
+        self._grant()
+
+    def _grant(self) -> None:
+        while self._waiting and self._fits(self._waiting[0][0]):
+            size, granted = self._waiting.popleft()
+            self.held += size
+            granted.set_result(None)
+
+
 class LineWriter:
-    def __init__(self, stream: ByteStream, *, capacity: int = 256) -> None:
+    def __init__(
+        self, stream: ByteStream, *, capacity: int = 256, max_bytes: int = MAX_HELD_BYTES
+    ) -> None:
         self._stream = stream
         self.replies: Channel[bytes] = Channel(256, name="lines/replies")
         self.lines: Channel[bytes] = Channel(capacity, name="lines/sessions")
+        self.reply_bytes = ByteBudget(max_bytes)
+        self.line_bytes = ByteBudget(max_bytes)
         self.bytes_written = 0
 
     async def reply(self, line: bytes) -> None:
-        await self.replies.send(line)
+        await _send(self.replies, self.reply_bytes, line)
 
     async def line(self, line: bytes) -> None:
-        await self.lines.send(line)
+        await _send(self.lines, self.line_bytes, line)
 
     def close(self) -> None:
         """No more lines; `run` returns once everything queued is written."""
         self.replies.close()
         self.lines.close()
 
-    def _batch(self) -> list[bytes]:
+    def _batch(self) -> tuple[list[bytes], int, int]:
+        """Up to a batch's worth of lines, replies first; and the bytes from each channel."""
         batch: list[bytes] = []
-        size = 0
-        for source in (self.replies, self.lines):
-            while size < _BATCH_BYTES:
+        sizes = [0, 0]
+        for index, source in enumerate((self.replies, self.lines)):
+            while sum(sizes) < _BATCH_BYTES:
                 try:
                     line = source.try_receive()
                 except EndOfChannel:
@@ -63,15 +141,19 @@ class LineWriter:
                 if line is None:
                     break
                 batch.append(line)
-                size += len(line)
-        return batch
+                sizes[index] += len(line)
+        return batch, sizes[0], sizes[1]
 
     async def run(self) -> None:
         while True:
-            batch = self._batch()
+            batch, from_replies, from_lines = self._batch()
             if batch:
                 data = b"".join(batch)
-                await self._stream.write(data)
+                try:
+                    await self._stream.write(data)
+                finally:
+                    self.reply_bytes.give(from_replies)
+                    self.line_bytes.give(from_lines)
                 self.bytes_written += len(data)
                 continue
             if (
@@ -95,12 +177,80 @@ class LineWriter:
             self.lines.unwatch(waiter)
 
 
+async def _send(channel: Channel[bytes], budget: ByteBudget, line: bytes) -> None:
+    await budget.take(len(line))
+    try:
+        await channel.send(line)
+    except BaseException:
+        budget.give(len(line))
+        raise
+
+
+class SessionTail:
+    """What one session's consumer has been given: where the stream stands."""
+
+    def __init__(self) -> None:
+        self.sequence = 0
+        self.turn: TurnContext | None = None  # the running turn
+        self.requests: dict[str, TurnContext | None] = {}  # open requests, by id
+        self.status = SessionStatus.IDLE
+        self.failed = False
+        self.closed = False
+
+    def saw(self, item: SinkItem) -> None:
+        match item:
+            case Event(kind=TurnStarted()):
+                self.turn = item.turn_info
+            case Event(kind=TurnEnded()):
+                self.turn = None
+            case Event(kind=RequestOpened(request=request)):
+                self.requests[request.id] = item.turn_info
+            case Event(kind=RequestClosed(request_id=request_id)):
+                self.requests.pop(request_id, None)
+            case Event(kind=StatusChanged(status=status)):
+                self.status = status
+            case SessionFailed():
+                self.failed = True
+            case Closed():
+                self.closed = True
+        if isinstance(item, Event):
+            self.sequence = item.sequence
+
+    def last_events(self, session_id: str, error: CorralError, at: SystemTime) -> list[Event]:
+        """The events that end the stream as the engine would have: open requests
+        withdrawn, the running turn ended `Failed`, then `Idle`."""
+        if self.closed or self.failed:
+            return []
+        ending: list[tuple[EventKind, TurnContext | None, dict[str, Any]]] = []
+        for request_id, context in self.requests.items():
+            decision = {"request_id": request_id, "decision": "cancelled", "decided_by": "shutdown"}
+            ending.append((RequestClosed(request_id), context, {"corral/decision": decision}))
+        if self.turn is not None:
+            ending.append((TurnEnded(stop=Failed(message=error.message)), self.turn, {}))
+        if self.status is not SessionStatus.IDLE:
+            ending.append((StatusChanged(status=SessionStatus.IDLE), None, {}))
+        events = []
+        for kind, context, extensions in ending:
+            event = Event(
+                sequence=self.sequence + 1,
+                session_id=session_id,
+                kind=kind,
+                occurred_at=at,
+                turn_info=context,
+                extensions=extensions,
+            )
+            self.saw(event)
+            events.append(event)
+        return events
+
+
 class LineSink:
     name = "lines"
 
     def __init__(self, writer: LineWriter, release: asyncio.Event) -> None:
         self._writer = writer
         self._release = release
+        self.tail = SessionTail()
 
     async def run(self, items_in: Channel[SinkItem]) -> None:
         await self._release.wait()
@@ -110,6 +260,22 @@ class LineSink:
             lines = b"".join(_line(item) for item in batch)
             if lines:
                 await self._writer.line(lines)
+            for item in batch:  # only once written: the tail is what the app has
+                self.tail.saw(item)
+
+    async def abandon(self, session_id: str, error: CorralError) -> None:
+        """The session crashed inside corral: end its stream after what was written."""
+        await self._release.wait()
+        tail = self.tail
+        if tail.closed:
+            return
+        at = SystemTime.from_ns(time.time_ns())
+        lines = b"".join(event_line(event) for event in tail.last_events(session_id, error, at))
+        if not tail.failed:
+            lines += session_error_line(session_id, error)
+        lines += closed_line(session_id)
+        tail.failed = tail.closed = True
+        await self._writer.line(lines)
 
 
 def _line(item: SinkItem) -> bytes:

@@ -24,7 +24,7 @@ class EngineSettings:
 
     quiet_prompt_turn: float = 120.0  # inferred end of a prompted turn (unreliable wires)
     quiet_agent_turn: float = 20.0  # inferred end of an agent-origin turn
-    stall_after: float = 90.0  # one Warning Diagnostic after this much silence
+    stall_after: float = 120.0  # one Warning Diagnostic after this much silence
     cancel_grace: float = 10.0  # the wire has this long to confirm a cancel
 
 

@@ -131,8 +131,9 @@ async def test_configure_confirms_with_session_updated(serve_mock: Any, tmp_path
     sid = await open_session(serve, tmp_path)
     bad = await serve.request({"cmd": "configure", "session": sid, "option": "model", "value": "z"})
     assert bad["error"]["kind"] == "InvalidConfiguration"
-    info = await serve.ok({"cmd": "configure", "session": sid, "option": "model", "value": "b"})
-    assert info["configuration"]["options"]["model"] == "b"
+    # The protocol's client expects `null`; the confirmation is the event.
+    configure = {"cmd": "configure", "session": sid, "option": "model", "value": "b"}
+    assert await serve.ok(configure) is None
     update = await serve.wait_event(sid, "SessionUpdated")
     assert update["kind"]["SessionUpdated"]["configuration"]["options"]["model"] == "b"
     assert await serve.finish() == 0
@@ -175,6 +176,7 @@ async def test_an_open_in_a_missing_directory_is_invalid_request(
     reply = await serve.request({"cmd": "open", "agent": "mock", "dir": str(tmp_path / "nope")})
     assert reply["error"]["kind"] == "InvalidRequest"
     unknown = await serve.request({"cmd": "open", "agent": "nobody", "dir": str(tmp_path)})
-    assert unknown["error"]["kind"] == "InvalidRequest"
+    assert unknown["error"]["kind"] == "NotInstalled"
     assert "known agents: mock" in unknown["error"]["message"]
+    assert unknown["error"]["searched"] and unknown["error"]["install_hint"]
     assert await serve.finish() == 0

@@ -39,14 +39,14 @@ class ServeProcess:
         *args: str,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
+        command: Sequence[str] = ("-m", "corral.actors.cli", "serve"),
     ) -> ServeProcess:
+        """`command`: what python runs (another module that serves the protocol)."""
         full_env = dict(os.environ)
         full_env.update(env or {})
         process = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-m",
-            "corral.actors.cli",
-            "serve",
+            *command,
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
