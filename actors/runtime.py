@@ -39,11 +39,13 @@ from ..pipeline.driver import Driver, LaunchSpec
 from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.events import AgentDetails, DiscoveryReport, PlanUsage
 from ..pipeline.policy import Policy
-from ..pipeline.rules import guarded_modes, load_policy
+from ..pipeline.rules import RulePolicy, SandboxMode, guarded_modes, load_policy
 from ..pipeline.stages import Sink
 from ..pipeline.telemetry import Telemetry
 from ..sinks.metrics import Metrics
 from ..sinks.transcript import Archive, TranscriptSettings
+from ..sources._reaper import become_subreaper
+from ..sources._sandbox import Sandboxes
 from ..sources.catalog import Catalog, CatalogEntry
 from ..sources.mock import MockScript
 from ._agents import AgentFinder
@@ -107,6 +109,7 @@ class Runtime:
                 self.telemetry.add(observer)
         self._policy = policy
         self._policy_loader = policy_loader if policy_loader is not None else load_policy
+        self.sandboxes = Sandboxes(self.agents.environ)  # probed once, on first use
         self._sessions: dict[str, Session] = {}
         self._ending: set[str] = set()  # their last records are on the way to the sinks
         self._ended: set[str] = set()
@@ -117,6 +120,7 @@ class Runtime:
         self._tasks: asyncio.TaskGroup | None = None
 
     async def __aenter__(self) -> Runtime:
+        become_subreaper()  # orphans of every session's agent stay ours to end
         self._tasks = await self._stack.enter_async_context(asyncio.TaskGroup())
         return self
 
@@ -141,7 +145,10 @@ class Runtime:
         return await self.agents.discover()
 
     async def probe(self, agent: AgentRef) -> AgentDetails:
-        return await self.agents.probe(agent)
+        details = await self.agents.probe(agent)
+        mode = _sandbox_mode(self._policy)
+        status = await self.sandboxes.status(await self.sandboxes.plan(mode, False))
+        return attrs.evolve(details, sandbox=status)
 
     async def plan_usage(self, agent: AgentRef) -> PlanUsage:
         await self.agents.resolve(agent)  # NotInstalled / unknown agent first
@@ -212,6 +219,9 @@ class Runtime:
             raise RuntimeError("use `async with Runtime() as rt`")
         session_dir = await asyncio.to_thread(_checked_dir, spec.dir)
         entry, installation = await self.agents.resolve(spec.agent)
+        if policy is None:
+            policy = await self._session_policy(spec)
+        sandbox = await self.sandboxes.plan(_sandbox_mode(policy), spec.sandbox)
         self._count += 1
         session_id = f"s{self._count}"
         if hidden:
@@ -229,12 +239,12 @@ class Runtime:
             env=spec.env,
             args=spec.args,
             tools=tools,
+            sandbox=sandbox,
         )
         driver = self.agents.driver(
             entry, installation, launch, self.telemetry.for_session(session_id, installation.id)
         )
-        if policy is None:
-            policy = await self._session_policy(spec)
+        sandbox_status = await self.sandboxes.status(sandbox)
         session = Session(session_id=session_id, app_sink=app_sink)
         sinks: list[Sink] = [session.app_sink, *extra_sinks]
         sinks += [make(session_id, installation.id, session_dir) for make in self._sink_factories]
@@ -246,6 +256,8 @@ class Runtime:
             from ..pipeline.driver import Handshake
 
             assert isinstance(handshake, Handshake)
+            details = attrs.evolve(handshake.details, sandbox=sandbox_status)
+            handshake = attrs.evolve(handshake, details=details)
             return Engine(
                 session_id=session_id,
                 agent=installation,
@@ -355,6 +367,11 @@ class Runtime:
                 closing.create_task(session.close())
         for session in sessions:
             await session.wait_closed()
+
+
+def _sandbox_mode(policy: Policy | None) -> SandboxMode:
+    """The policy's `sandbox` key; policies without one (modes, the app's own) mean auto."""
+    return policy.spec.sandbox if isinstance(policy, RulePolicy) else SandboxMode.AUTO
 
 
 def _archive(

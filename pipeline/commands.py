@@ -186,6 +186,7 @@ class SessionOptions:
     args: tuple[str, ...] = ()  # appended to the launch arguments
     policy: str | None = None  # a policy file for this session
     show_auto_decisions: bool = False  # report policy decisions to the app
+    sandbox: bool = False  # run the agent process itself in corral's OS sandbox
 
     def to_wire(self) -> dict[str, object]:
         """The fields `open` and `generate` carry at top level; defaults left out."""
@@ -200,6 +201,7 @@ class SessionOptions:
             "args": list(self.args),
             "policy": self.policy,
             "show_auto_decisions": self.show_auto_decisions,
+            "sandbox": self.sandbox,
         }
         present = {k: v for k, v in optional.items() if not _is_default(v)}
         return {"agent": agent_ref_to_wire(self.agent), "dir": self.dir, **present}
@@ -229,6 +231,7 @@ class SessionOptions:
             args=fields.strings("args", True),
             policy=fields.opt_string("policy"),
             show_auto_decisions=fields.flag("show_auto_decisions", False),
+            sandbox=fields.flag("sandbox", False),
         )
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "Respond",
     "Rollback",
     "RollbackVerdict",
+    "SandboxSpec",
     "StartTurn",
     "SteerTurn",
     "SteerVerdict",
@@ -259,6 +260,15 @@ ReplayItem = PromptSent | DriverEvent
 
 
 @attrs.frozen(kw_only=True)
+class SandboxSpec:
+    """corral's OS sandbox (bubblewrap) for one session, and what runs inside it."""
+
+    bwrap: str  # the bubblewrap executable that passed the Runtime's probe
+    commands: bool = True  # commands corral runs for the agent (ACP terminals)
+    agent: bool = False  # the agent process itself (`open`'s `sandbox: true`)
+
+
+@attrs.frozen(kw_only=True)
 class LaunchSpec:
     """Everything a source needs to start one session of its agent."""
 
@@ -276,6 +286,7 @@ class LaunchSpec:
     # False: start the agent with no tools, where its wire can (a source that
     # can says so with `CatalogEntry.disables_tools`); `generate` asks for it.
     tools: bool = True
+    sandbox: SandboxSpec | None = None  # None: nothing of this session is sandboxed
 
 
 @attrs.frozen(kw_only=True)

@@ -1,9 +1,21 @@
-"""One agent subprocess: its own process group, pipes, and a stderr tail.
+"""One agent subprocess: its own process group, its family, pipes, and a stderr tail.
 
-The agent runs in a new session (so a new process group): stopping it
-reaches every child it spawned. `stop` ends it in three steps under one
-deadline: EOF on stdin, then SIGTERM to the group, then SIGKILL to the
-group; whatever happened, no member of the group outlives `stop`.
+The agent runs in a new session (so a new process group), and its whole
+family is tracked (`_reaper.Family`: children that left the group with
+`setsid()` or by double-forking included). `stop` ends it in three steps
+under one deadline: EOF on stdin, then SIGTERM to the group and the
+family, then SIGKILL; whatever happened, no member of the family outlives
+`stop`.
+
+The process is watched, not only its pipe. A watcher task in the
+session's task group looks at the family now and then while the agent
+runs (so members are remembered before they can hide), and when the
+agent exits it kills what the agent left behind at once: a leftover that
+held the agent's stdout would otherwise keep the pipe from its EOF, and
+the session from ending. If the pipe still gives neither data nor EOF a
+little later (a holder corral cannot see), `read` reports EOF anyway.
+The other way round, an agent that closes its stdout but keeps running
+is given `_OUTLIVE` seconds to exit after EOF (`wait`), then stopped.
 
 stderr is drained continuously by a task in the session's task group into
 a bounded tail (the last lines, for `ProcessExited.stderr`), so a chatty
@@ -14,13 +26,17 @@ memory.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from collections import deque
 from collections.abc import Mapping, Sequence
 
+from ..pipeline.driver import SandboxSpec
 from ..pipeline.errors import AgentGone, CorralError, ErrorKind
 from ..pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
+from ._reaper import Family
+from ._sandbox import agent_argv
 
 __all__ = ["AgentGone", "AgentProcess", "exit_status", "reaped"]
 
@@ -30,6 +46,23 @@ _TAIL_LINE_BYTES = 2000
 _EXIT_POLL = 0.01  # first pause between looks at a return code; it doubles...
 _EXIT_POLL_MAX = 0.25  # ...up to this
 _KILL_REAP = 5.0  # seconds a SIGKILLed leader may take to be reaped
+_LOOK_EVERY = 0.5  # seconds between looks at a running agent's stdout
+_SCAN_EVERY = 4  # looks between walks of its family
+_PIPE_DRAIN = 1.0  # once the agent is gone or mute: how long a silent pipe may stay open
+_OUTLIVE = 1.0  # seconds an agent may run on after its stdout ended
+_OUTLIVE_STOP = 2.0  # then the grace of the stop that ends it
+
+
+def _fd_target(pid: int, fd: int) -> str | None:
+    """What the process's descriptor `fd` refers to (`pipe:[...]`), None when closed."""
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        return None
+
+
+class _PipeHeld(Exception):
+    """The agent is gone, yet its stdout gives neither data nor EOF."""
 
 
 async def reaped(process: asyncio.subprocess.Process, within: float | None = None) -> bool:
@@ -74,10 +107,19 @@ class AgentProcess:
         process: asyncio.subprocess.Process,
         argv: Sequence[str],
         telemetry: SessionTelemetry = NULL_TELEMETRY,
+        *,
+        family: Family | None = None,
     ) -> None:
         self._process = process
         self._telemetry = telemetry
         self._exit_reported = False
+        self.family = family if family is not None else Family(process.pid, "")
+        self._reading = False  # a read waits on an empty buffer
+        self._read_ended = asyncio.Event()
+        self._leader_gone = False  # the agent exited and its leftovers were killed
+        self._muted = False  # it closed its stdout (fd 1) yet runs on
+        self._output_ended = False  # `read` gave its EOF
+        self._stdout_target = _fd_target(process.pid, 1)
         self.argv = tuple(argv)
         self.pid = process.pid
         self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
@@ -93,15 +135,22 @@ class AgentProcess:
         env: Mapping[str, str],
         tasks: asyncio.TaskGroup,
         telemetry: SessionTelemetry = NULL_TELEMETRY,
+        sandbox: SandboxSpec | None = None,
     ) -> AgentProcess:
+        """Start `argv` (inside the sandbox when `sandbox.agent`), watched by a task in `tasks`."""
+        token = Family.new_token()
+        full_env = {**env, **Family(0, token).environment()}
+        launched = list(argv)
+        if sandbox is not None and sandbox.agent:
+            launched = await asyncio.to_thread(agent_argv, sandbox, launched, cwd=cwd, env=full_env)
         try:
             process = await asyncio.create_subprocess_exec(
-                *argv,
+                *launched,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=cwd,
-                env=dict(env),
+                env=full_env,
                 start_new_session=True,
             )
         except (FileNotFoundError, PermissionError) as error:
@@ -112,10 +161,44 @@ class AgentProcess:
                 searched=[argv[0]],
                 install_hint="",
             ) from None
-        agent = cls(process, argv, telemetry)
+        agent = cls(process, argv, telemetry, family=Family(process.pid, token))
         telemetry.process_started()
         tasks.create_task(agent._drain_stderr(), name=f"stderr-{process.pid}")
+        tasks.create_task(agent._watch(), name=f"watch-{process.pid}")
         return agent
+
+    async def _watch(self) -> None:
+        """Look at the agent while it runs; end its leftovers when it exits.
+
+        Its stdout is watched at the process: an agent that closed (or
+        replaced) its fd 1 may leave copies of the pipe open elsewhere (uvloop's
+        children inherit them), so EOF alone cannot tell.
+        """
+        looks = 0
+        while not await reaped(self._process, _LOOK_EVERY):
+            looks += 1
+            if looks % _SCAN_EVERY == 0:
+                self.family.scan(orphans=False)
+            if not self._muted and _fd_target(self.pid, 1) != self._stdout_target:
+                self._muted = True  # from now on a silent pipe is its end
+                await self._unblock_reader()
+        await asyncio.to_thread(self.family.kill)
+        self._leader_gone = True
+        await self._unblock_reader()
+
+    async def _unblock_reader(self) -> None:
+        """A read still waiting for the agent gets its EOF once the pipe stays silent."""
+        stream = self._process.stdout
+        assert stream is not None
+        if not self._reading:
+            return  # a read that starts from now on has its own bound
+        self._read_ended.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_PIPE_DRAIN):
+                await self._read_ended.wait()
+        if self._reading and not stream.at_eof():
+            # A read waits on an empty buffer: no data of the agent's is lost.
+            stream.set_exception(_PipeHeld())
 
     async def _drain_stderr(self) -> None:
         stream = self._process.stderr
@@ -134,10 +217,25 @@ class AgentProcess:
         return "\n".join(self._tail)
 
     async def read(self) -> bytes:
-        """The next chunk of stdout; b"" at EOF."""
+        """The next chunk of stdout; b"" at EOF, or once the agent is gone and the pipe is mute."""
         stream = self._process.stdout
         assert stream is not None
-        return await stream.read(_READ_SIZE)
+        try:
+            if self._leader_gone or self._muted:
+                async with asyncio.timeout(_PIPE_DRAIN):
+                    chunk = await stream.read(_READ_SIZE)
+            else:
+                self._reading = True
+                try:
+                    chunk = await stream.read(_READ_SIZE)
+                finally:
+                    self._reading = False
+                    self._read_ended.set()
+        except (_PipeHeld, TimeoutError):
+            chunk = b""
+        if not chunk:
+            self._output_ended = True
+        return chunk
 
     async def write(self, data: bytes) -> None:
         stream = self._process.stdin
@@ -161,6 +259,10 @@ class AgentProcess:
         return self._process.returncode
 
     async def wait(self) -> str:
+        """The exit status, once stdout has ended; an agent that runs on is stopped."""
+        if self._output_ended and not await reaped(self._process, _OUTLIVE):
+            status = await self.stop(_OUTLIVE_STOP)
+            return f"{status}, stopped by corral: it closed its output and kept running"
         await reaped(self._process)
         return self._report_exit(self._process.returncode)
 
@@ -171,25 +273,21 @@ class AgentProcess:
             self._telemetry.process_exited(status)
         return status
 
-    def _signal_group(self, signum: int) -> bool:
-        try:
-            os.killpg(self.pid, signum)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
+    def _signal_family(self, signum: int) -> None:
+        self.family.signal(signum)
 
     async def _exited_within(self, seconds: float) -> bool:
         return await reaped(self._process, seconds)
 
     async def stop(self, grace: float) -> str:
-        """EOF, then SIGTERM, then SIGKILL to the whole group, within `grace`."""
+        """EOF, then SIGTERM, then SIGKILL to the whole family, within `grace`."""
         self.close_stdin()
         step = grace / 2
         if not await self._exited_within(step):
-            self._signal_group(signal.SIGTERM)
+            await asyncio.to_thread(self._signal_family, signal.SIGTERM)
             if not await self._exited_within(step):
-                self._signal_group(signal.SIGKILL)
+                await asyncio.to_thread(self.family.kill)
                 await self._exited_within(_KILL_REAP)
-        # The leader is gone; children it left in the group go too.
-        self._signal_group(signal.SIGKILL)
+        # The leader is gone; whatever it left (in its group or not) goes too.
+        await asyncio.to_thread(self.family.kill)
         return self._report_exit(self._process.returncode)

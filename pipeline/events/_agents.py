@@ -34,6 +34,7 @@ __all__ = [
     "McpTransport",
     "MissingAgent",
     "OtherAuth",
+    "SandboxStatus",
     "SlashCommand",
     "TerminalLogin",
     "Unauthenticated",
@@ -372,6 +373,35 @@ class SlashCommand:
 
 
 @attrs.frozen(kw_only=True)
+class SandboxStatus:
+    """corral's OS sandbox (bubblewrap) for a session: an extension field of AgentDetails."""
+
+    available: bool  # bubblewrap works on this machine
+    commands: bool  # commands corral runs for the agent run inside it
+    agent: bool  # the agent process itself runs inside it
+    reason: str = ""  # why it is unavailable, or which bwrap works
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "tool": "bubblewrap",
+            "available": self.available,
+            "commands": self.commands,
+            "agent": self.agent,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_wire(cls, raw: object, path: str) -> SandboxStatus:
+        fields = Fields(raw, path)
+        return cls(
+            available=fields.flag("available"),
+            commands=fields.flag("commands"),
+            agent=fields.flag("agent"),
+            reason=fields.opt_string("reason") or "",
+        )
+
+
+@attrs.frozen(kw_only=True)
 class AgentDetails:
     """What `probe` and `open` learn about an agent."""
 
@@ -380,15 +410,19 @@ class AgentDetails:
     version: str | None = None
     config_options: tuple[ConfigOption, ...] = ()
     commands: tuple[SlashCommand, ...] = ()
+    sandbox: SandboxStatus | None = None  # set by the Runtime, not by a source
 
     def to_wire(self) -> dict[str, object]:
-        return {
+        wire: dict[str, object] = {
             "version": self.version,
             "auth": _auth_to_wire(self.auth),
             "capabilities": self.capabilities.to_wire(),
             "config_options": [option.to_wire() for option in self.config_options],
             "commands": [command.to_wire() for command in self.commands],
         }
+        if self.sandbox is not None:  # an extra field: the seed schema allows it
+            wire["sandbox"] = self.sandbox.to_wire()
+        return wire
 
     @classmethod
     def from_wire(cls, raw: object, path: str) -> AgentDetails:
@@ -421,6 +455,9 @@ class AgentDetails:
                 ConfigOption.from_wire(item, p) for p, item in fields.array("config_options")
             ),
             commands=tuple(commands),
+            sandbox=SandboxStatus.from_wire(fields.value("sandbox"), f"{path}.sandbox")
+            if fields.has("sandbox")
+            else None,
         )
 
 

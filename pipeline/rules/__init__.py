@@ -25,7 +25,7 @@ from ._api import (
 from ._explain import Explanation, GuardTrace, SubjectTrace
 from ._guards import GuardHit
 from ._loader import PolicyError
-from ._model import GUARD_IDS, PolicySpec, Problem, Rule
+from ._model import GUARD_IDS, PolicySpec, Problem, Rule, SandboxMode
 from ._policy import RulePolicy
 from ._shell import ShellLine, SimpleCommand, parse_shell
 
@@ -40,6 +40,7 @@ __all__ = [
     "Problem",
     "Rule",
     "RulePolicy",
+    "SandboxMode",
     "ShellLine",
     "SimpleCommand",
     "SubjectTrace",

@@ -31,6 +31,7 @@ from ._model import (
     Problem,
     RequestKind,
     Rule,
+    SandboxMode,
     TimeoutChoice,
 )
 from ._paths import PathGlob
@@ -38,7 +39,10 @@ from ._values import QUESTION_KEYS, ValueReader, unknown
 
 __all__ = ["PolicyError", "Problem", "parse_spec"]
 
-_TOP_KEYS = ("version", "description", "mode", "deadline", "on_timeout", "guards", "rule")
+_TOP_KEYS = (
+    *("version", "description", "mode", "deadline", "on_timeout", "guards", "rule"),
+    "sandbox",
+)
 _COMMON_KEYS = ("id", "description", "request", "action", "agent")
 _PERMISSION_KEYS = (
     *("tool", "command", "command_line", "path", "location", "host", "url"),
@@ -149,6 +153,7 @@ class _Checker(ValueReader):
             deadline=self.seconds(document, top, "deadline"),
             on_timeout=self.choice(document, top, "on_timeout", TimeoutChoice),
             description=self.text(document, top, "description"),
+            sandbox=self.choice(document, top, "sandbox", SandboxMode) or SandboxMode.AUTO,
         )
 
     def guards(self, raw: object) -> tuple[dict[str, GuardAction], tuple[PathGlob, ...]]:

@@ -30,6 +30,7 @@ __all__ = [
     "Problem",
     "RequestKind",
     "Rule",
+    "SandboxMode",
     "TextMatcher",
     "TimeoutChoice",
 ]
@@ -56,6 +57,14 @@ class GuardAction(enum.StrEnum):
     DENY = "deny"
     ASK = "ask"
     OFF = "off"
+
+
+class SandboxMode(enum.StrEnum):
+    """The policy's `sandbox` key: corral's OS sandbox for the commands it runs."""
+
+    OFF = "off"
+    ON = "on"  # required: a session cannot open without a working sandbox
+    AUTO = "auto"  # on where bubblewrap works (the default)
 
 
 class TimeoutChoice(enum.StrEnum):
@@ -199,6 +208,7 @@ class PolicySpec:
     deadline: float | None = None  # for every forwarded request without its own
     on_timeout: TimeoutChoice | None = None
     description: str | None = None
+    sandbox: SandboxMode = SandboxMode.AUTO
     warnings: tuple[Problem, ...] = ()  # a rule that can never match, ...
 
     def guard_action(self, guard: str) -> GuardAction:

@@ -72,6 +72,7 @@ from ...pipeline.events import (
 from ...pipeline.telemetry import SessionTelemetry
 from .._jsonrpc import Incoming, JsonRpcPeer, RpcError, RpcNotification, RpcRequest, WireNoise
 from .._process import AgentProcess
+from .._sandbox import command_box
 from ._asks import ReadFile, Reply, ReplyError, RunCommand, WriteFile
 from ._frames import UNKNOWN_FRAME, history_note, is_history, prompt_blocks
 from ._handshake import AuthPolicy, OpenedSession, open_session
@@ -163,6 +164,7 @@ class AcpDriver:
             env=self.env(),
             tasks=tasks,
             telemetry=self._telemetry,
+            sandbox=self._launch.sandbox,
         )
         self._peer = JsonRpcPeer(self._process, telemetry=self._telemetry)
         if self._recipe.terminal:
@@ -171,6 +173,7 @@ class AcpDriver:
                 env=self.env(),
                 on_exit=self._terminal_exited,
                 name=self._launch.session_id,
+                box=command_box(self._launch),
             )
         self._files = AgentRequests(
             self._peer,

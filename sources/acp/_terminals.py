@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -38,6 +37,8 @@ import attrs
 
 from ...pipeline.events import ToolStatus, ToolUpdate
 from .._process import reaped
+from .._reaper import Family
+from .._sandbox import CommandBox
 from ._frames import INTERNAL_ERROR, INVALID_PARAMS
 from ._fs import FsRefused
 from ._terminal import CommandSpec, OutputBuffer, exit_fields
@@ -59,6 +60,7 @@ class _Terminal:
     process: asyncio.subprocess.Process
     output: OutputBuffer
     tool: ToolUpdate | None  # corral's own tool for a command it asked about
+    family: Family  # the command and everything it started, even what left its group
     returncode: int | None = None
     exited: asyncio.Event = attrs.Factory(asyncio.Event)
     eof: asyncio.Event = attrs.Factory(asyncio.Event)
@@ -66,8 +68,8 @@ class _Terminal:
     tasks: list[asyncio.Task[None]] = attrs.Factory(list)
 
     def signal_group(self, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signum)
+        self.family.signal(signum)  # its group, and what left the group (setsid, double fork)
+        self.family.reap()
 
     def exit_status(self) -> dict[str, Any]:
         if self.returncode is None:  # force-released before it was reaped
@@ -85,10 +87,13 @@ class _Terminal:
         return result
 
 
-async def spawn_command(spec: CommandSpec, env: Mapping[str, str]) -> asyncio.subprocess.Process:
-    """The one place a terminal's process starts (a sandbox wraps this call)."""
+async def spawn_command(
+    spec: CommandSpec, env: Mapping[str, str], box: CommandBox | None = None
+) -> asyncio.subprocess.Process:
+    """The one place a terminal's process starts (inside `box`, corral's sandbox, if given)."""
+    argv = spec.argv() if box is None else await box.wrap(spec.argv(), cwd=spec.cwd)
     return await asyncio.create_subprocess_exec(
-        *spec.argv(),
+        *argv,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -106,7 +111,9 @@ class Terminals:
         env: Mapping[str, str],
         on_exit: OnExit,
         name: str = "acp",
+        box: CommandBox | None = None,  # corral's sandbox for every command, if any
     ) -> None:
+        self._box = box
         self._tasks = tasks
         self._env = dict(env)
         self._on_exit = on_exit
@@ -137,7 +144,9 @@ class Terminals:
                 INTERNAL_ERROR, f"{MAX_TERMINALS} terminals are open; release one first"
             )
         try:
-            process = await spawn_command(spec, {**self._env, **dict(spec.env)})
+            token = Family.new_token()
+            env = {**self._env, **dict(spec.env), **Family(0, token).environment()}
+            process = await spawn_command(spec, env, self._box)
         except (OSError, ValueError) as error:  # ValueError: an argument Python refuses
             raise FsRefused(INTERNAL_ERROR, f"cannot start the command: {error}") from None
         self._count += 1
@@ -148,6 +157,7 @@ class Terminals:
             process=process,
             output=OutputBuffer(spec.output_limit),
             tool=tool,
+            family=Family(process.pid, token),
         )
         self._open[terminal_id] = terminal
         if tool is None:
@@ -232,6 +242,8 @@ class Terminals:
         for terminal in terminals:
             terminal.signal_group(signal.SIGKILL)  # what is left of its group
             self._abandon(terminal)
+        if self._box is not None:
+            await self._box.close()
 
     # ---- corral's own tool for a command it asked about ---------------------------
 
