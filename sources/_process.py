@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -120,6 +121,7 @@ class AgentProcess:
         self._muted = False  # it closed its stdout (fd 1) yet runs on
         self._output_ended = False  # `read` gave its EOF
         self._stdout_target = _fd_target(process.pid, 1)
+        self._scratch: str | None = None
         self.argv = tuple(argv)
         self.pid = process.pid
         self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
@@ -140,9 +142,11 @@ class AgentProcess:
         """Start `argv` (inside the sandbox when `sandbox.agent`), watched by a task in `tasks`."""
         token = Family.new_token()
         full_env = {**env, **Family(0, token).environment()}
-        launched = list(argv)
+        launched, scratch = list(argv), None
         if sandbox is not None and sandbox.agent:
-            launched = await asyncio.to_thread(agent_argv, sandbox, launched, cwd=cwd, env=full_env)
+            launched, scratch = await asyncio.to_thread(
+                agent_argv, sandbox, launched, cwd=cwd, env=full_env
+            )
         try:
             process = await asyncio.create_subprocess_exec(
                 *launched,
@@ -162,6 +166,7 @@ class AgentProcess:
                 install_hint="",
             ) from None
         agent = cls(process, argv, telemetry, family=Family(process.pid, token))
+        agent._scratch = scratch
         telemetry.process_started()
         tasks.create_task(agent._drain_stderr(), name=f"stderr-{process.pid}")
         tasks.create_task(agent._watch(), name=f"watch-{process.pid}")
@@ -184,6 +189,8 @@ class AgentProcess:
                 await self._unblock_reader()
         await asyncio.to_thread(self.family.kill)
         self._leader_gone = True
+        if self._scratch is not None:  # the sandbox's private tmp, made for this agent
+            await asyncio.to_thread(shutil.rmtree, self._scratch, True)
         await self._unblock_reader()
 
     async def _unblock_reader(self) -> None:

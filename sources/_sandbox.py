@@ -19,8 +19,7 @@ left alone: agents need their model API.
   downgrade.
 - `command_argv` wraps one command (an ACP terminal); `agent_argv` wraps a
   whole agent process, with its own state folders (`~/.claude`,
-  `$CODEX_HOME`, `~/.config/opencode`, ...) and caches writable too, and a
-  private `/tmp`.
+  `$CODEX_HOME`, `~/.config/opencode`, ...), caches and TMPDIR writable too.
 
 Nothing here decides about permissions; it only builds argument lists.
 """
@@ -203,24 +202,28 @@ def agent_state_paths(env: Mapping[str, str]) -> list[str]:
 
 def agent_argv(
     spec: SandboxSpec, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
-) -> list[str]:
-    """A whole agent inside the sandbox (blocking: it may make state folders).
+) -> tuple[list[str], str | None]:
+    """A whole agent inside the sandbox, and the private tmp made for it (blocking).
 
-    Writable: the session directory, the agent's state folders, its TMPDIR
-    when it names one, and a private `/tmp` (a tmpfs, gone with it).
+    Writable: the session directory, the agent's state folders, and its
+    TMPDIR: the one it names, else a private one made here (the caller
+    removes it when the agent is gone).
     """
     writable = [cwd, *agent_state_paths(env)]
+    made = None
     tmpdir = env.get("TMPDIR")
-    if tmpdir and os.path.isdir(tmpdir):
-        writable.append(os.path.realpath(tmpdir))
-    return [
+    if not tmpdir or not os.path.isdir(tmpdir):
+        tmpdir = made = private_tmp(cwd)
+    writable.append(os.path.realpath(tmpdir))
+    wrapped = [
         *_base(spec.bwrap),
-        *("--tmpfs", "/tmp"),
         *_binds(writable),
+        *("--setenv", "TMPDIR", tmpdir),
         *("--chdir", cwd),
         "--",
         *argv,
     ]
+    return wrapped, made
 
 
 class CommandBox:

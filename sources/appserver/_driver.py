@@ -124,7 +124,12 @@ class AppServerDriver:
         env = {**os.environ, **dict(self._spec.env)}
         self._tasks = tasks
         self._process = await AgentProcess.spawn(
-            argv, cwd=self._spec.dir, env=env, tasks=tasks, telemetry=self._telemetry
+            argv,
+            cwd=self._spec.dir,
+            env=env,
+            tasks=tasks,
+            telemetry=self._telemetry,
+            sandbox=self._spec.sandbox,
         )
         self._peer = JsonRpcPeer(self._process, telemetry=self._telemetry)
         tasks.create_task(self._peer.pump(self._incoming), name=f"{self._spec.session_id}-pump")

@@ -180,6 +180,7 @@ class ClaudeDriver:
             env=launch.env,
             tasks=self._tasks,
             telemetry=self._telemetry,
+            sandbox=self._spec.sandbox,
         )
         self._process = process
         if self._stopping:

@@ -92,7 +92,12 @@ class CodexDriver(Commands):
             await asyncio.to_thread(ensure_home, env)
         argv = [self._executable, "app-server", *self._spec.args]
         self._process = await AgentProcess.spawn(
-            argv, cwd=self._spec.dir, env=env, tasks=tasks, telemetry=self._telemetry
+            argv,
+            cwd=self._spec.dir,
+            env=env,
+            tasks=tasks,
+            telemetry=self._telemetry,
+            sandbox=self._spec.sandbox,
         )
         self._peer = JsonRpcPeer(self._process, telemetry=self._telemetry)
         tasks.create_task(self._peer.pump(self._incoming), name=f"{self._spec.session_id}-pump")

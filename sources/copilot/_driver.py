@@ -123,7 +123,12 @@ class CopilotDriver:
         argv = launch_argv(self._installation.executable_path, self._spec.args)
         self._tasks = tasks
         self._process = await AgentProcess.spawn(
-            argv, cwd=self._spec.dir, env=env, tasks=tasks, telemetry=self._telemetry
+            argv,
+            cwd=self._spec.dir,
+            env=env,
+            tasks=tasks,
+            telemetry=self._telemetry,
+            sandbox=self._spec.sandbox,
         )
         self._peer = FramedPeer(self._process, telemetry=self._telemetry)
         tasks.create_task(self._peer.pump(self._incoming), name=f"{self._spec.session_id}-pump")

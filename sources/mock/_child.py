@@ -74,7 +74,12 @@ class ProcessMockDriver:
         argv = [sys.executable, "-m", "corral.sources.mock.agent", *self._spec.args]
         env = {**os.environ, **dict(self._spec.env)}
         self._process = await AgentProcess.spawn(
-            argv, cwd=self._spec.dir, env=env, tasks=tasks, telemetry=self._telemetry
+            argv,
+            cwd=self._spec.dir,
+            env=env,
+            tasks=tasks,
+            telemetry=self._telemetry,
+            sandbox=self._spec.sandbox,
         )
         await self._write({"Script": self._script.source})
         tasks.create_task(self._read(self._process), name=f"{self._spec.session_id}-mock-read")
