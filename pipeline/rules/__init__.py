@@ -9,10 +9,12 @@ mode; built-in guards stop dangerous allows. The format is in the README
     policy = load_policy("policy.toml")          # or "preset:AutoApprove"
     Runtime(policy=policy, policy_loader=load_policy)
     print(explain(policy, "Execute", command="curl x | sh").render())
+    classify("python -c 'x'")   # (("command ...", Unknown("... inline code", "-c")),)
 """
 
 from ._api import (
     PRESETS,
+    classify,
     explain,
     explain_question,
     explain_request,
@@ -24,6 +26,7 @@ from ._api import (
 )
 from ._explain import Explanation, GuardTrace, SubjectTrace
 from ._guards import GuardHit
+from ._harmless import CommandVerdict, Dangerous, Harmless, Unknown
 from ._loader import PolicyError
 from ._model import GUARD_IDS, PolicySpec, Problem, Rule, SandboxMode
 from ._policy import RulePolicy
@@ -32,9 +35,12 @@ from ._shell import ShellLine, SimpleCommand, parse_shell
 __all__ = [
     "GUARD_IDS",
     "PRESETS",
+    "CommandVerdict",
+    "Dangerous",
     "Explanation",
     "GuardHit",
     "GuardTrace",
+    "Harmless",
     "PolicyError",
     "PolicySpec",
     "Problem",
@@ -44,6 +50,8 @@ __all__ = [
     "ShellLine",
     "SimpleCommand",
     "SubjectTrace",
+    "Unknown",
+    "classify",
     "explain",
     "explain_question",
     "explain_request",

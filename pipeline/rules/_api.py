@@ -7,6 +7,9 @@ problem with its line. It is the `policy_loader` a `Runtime` takes.
 `guarded_modes()` is the policy with no rules: the session's mode, with
 the guards.
 
+`classify(line)` says what the guards make of each command of a shell
+line: `Harmless()`, `Dangerous(guard, word)` or `Unknown(reason, word)`.
+
 `explain(policy, "Execute", command="...")` builds the request an agent
 would send and returns the `Explanation` of what the policy would do with
 it; `explain_request` does the same for a real request.
@@ -38,12 +41,16 @@ from ..events import (
 )
 from ..policy import Policy, PolicyContext
 from ._explain import Explanation
+from ._guards import Guards
+from ._harmless import CommandVerdict
 from ._loader import PolicyError, parse_spec
+from ._match import request_facts
 from ._model import PolicySpec, Problem
 from ._policy import RulePolicy
 
 __all__ = [
     "PRESETS",
+    "classify",
     "explain",
     "explain_question",
     "explain_request",
@@ -95,6 +102,32 @@ def preset_text(name: str) -> str:
 
 def load_preset(name: str, *, home: str | None = None) -> RulePolicy:
     return parse_policy(preset_text(name), source=_PRESET_PREFIX + name, home=home)
+
+
+def classify(
+    line: str, *, session_dir: str = ".", home: str | None = None
+) -> tuple[tuple[str, CommandVerdict], ...]:
+    """Each command of a shell line with its verdict: harmless, dangerous or unknown."""
+    home = _home(home)
+    request = PermissionRequest(
+        id="classify",
+        tool=ToolUpdate(
+            id="classify",
+            kind=ToolKind.EXECUTE,
+            title="classify",
+            status=ToolStatus.PENDING,
+            input=CommandInput(command=line),
+        ),
+        options=_ALL_CHOICES,
+    )
+    context = PolicyContext(
+        agent_id="any", session_dir=os.path.abspath(session_dir), mode=PermissionMode.ASK
+    )
+    facts = request_facts(request, context, home)
+    verdicts = Guards(home).classify(facts)
+    return tuple(
+        (subject.label, verdict) for subject, verdict in zip(facts.subjects, verdicts, strict=True)
+    )
 
 
 def guarded_modes(*, home: str | None = None) -> RulePolicy:

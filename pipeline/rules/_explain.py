@@ -42,11 +42,13 @@ class GuardTrace:
     detail: str
     applied: bool
     why: str
+    word: str | None = None  # the word of the line that the guard saw
 
     def to_wire(self) -> dict[str, object]:
         return {
             "guard": self.guard,
             "detail": self.detail,
+            "word": self.word,
             "applied": self.applied,
             "why": self.why,
         }
@@ -97,6 +99,8 @@ class Explanation:
         for guard in self.guards:
             state = "applies" if guard.applied else "does not apply"
             lines.append(f"  guard {guard.guard} {state}: {guard.detail} ({guard.why})")
+            if guard.word is not None and guard.word != guard.detail:
+                lines.append(f"      because of {guard.word!r}")
         lines += [f"  note: {note}" for note in self.notes]
         lines.append(f"=> {self._verdict_text()}")
         return "\n".join(lines)

@@ -85,7 +85,11 @@ GUARD_IDS = (
     "secret-read",
     "write-outside-session",
     "unparsed-command",
+    "unknown-command",
 )
+# What a guard does when the policy does not say: deny, except for what is
+# only unknown, which the app is asked about (denied if nobody answers in time).
+_DEFAULT_GUARD_ACTIONS = {"unknown-command": GuardAction.ASK}
 
 
 @attrs.frozen
@@ -212,4 +216,4 @@ class PolicySpec:
     warnings: tuple[Problem, ...] = ()  # a rule that can never match, ...
 
     def guard_action(self, guard: str) -> GuardAction:
-        return self.guards.get(guard, GuardAction.DENY)
+        return self.guards.get(guard, _DEFAULT_GUARD_ACTIONS.get(guard, GuardAction.DENY))

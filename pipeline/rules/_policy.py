@@ -13,7 +13,9 @@ allow), so `git status && rm -rf build` is allowed only if both commands
 are. Before any allow, the guards: a hit turns the allow into the guard's
 action unless the policy turned the guard off or every rule that allowed
 the subjects concerned names it in `override_guards`. A guard also strips
-an allowing `on_timeout` from a forwarded request.
+an allowing `on_timeout` from a forwarded request. `secret-read` acts even
+where nothing would be allowed: a credential file that no rule names is not
+forwarded by the mode (`Ask`, `AcceptEdits`) but gets the guard's action.
 
 A question request is judged per question by the `request = "question"`
 rules; it is answered only if every question gets an answer, else
@@ -85,26 +87,30 @@ class RulePolicy:
             self._trace(facts, index, mode, mode_allows) for index in range(len(facts.subjects))
         )
         hits = self._guards.hits(facts)
+        # What a rule allows or asks about by name is known: `unknown-command`
+        # stands only between a mode (or a deadline's default) and an allow.
+        stopping = tuple(hit for hit in hits if _named_by_rules(hit, traces) is None)
         strictest = min(traces, key=lambda trace: _STRICTNESS[trace.outcome])
         notes: list[str] = []
         guard_traces: list[GuardTrace] = []
         if strictest.outcome == "deny":
             verdict = self._deny(request, strictest.decided_by, self._rule(strictest), notes)
+        elif strictest.outcome == "ask" and (secret := self._secret_for_mode(hits, traces)):
+            verdict = self._guarded(request, secret, hits, notes)
         elif strictest.outcome == "ask":
             verdict = self._forward(
-                request, self._rule(strictest), strictest.decided_by, hits, notes
+                request, self._rule(strictest), strictest.decided_by, stopping, notes
             )
         else:
             blocking = self._blocking(hits, traces, guard_traces)
             if blocking is not None:
-                verdict = self._guarded(request, blocking, hits, notes)
+                verdict = self._guarded(request, blocking, stopping, notes)
             else:
                 always = all(trace.outcome == "allow_always" for trace in traces)
                 verdict = self._allow(request, strictest.decided_by, always, notes)
         if not guard_traces:
             guard_traces = [
-                GuardTrace(guard=h.guard, detail=h.detail, applied=False, why="nothing was allowed")
-                for h in hits
+                _trace_of(hit, applied=False, why="nothing was allowed") for hit in hits
             ]
         return Explanation(
             request=_describe(facts),
@@ -143,6 +149,17 @@ class RulePolicy:
             note="no rule matched: the mode decides",
         )
 
+    def _secret_for_mode(
+        self, hits: tuple[GuardHit, ...], traces: tuple[SubjectTrace, ...]
+    ) -> GuardHit | None:
+        """A credential file only the mode would ask about: the guard acts, in every mode."""
+        for hit in hits:
+            if hit.guard != "secret-read" or self.spec.guard_action(hit.guard) is GuardAction.OFF:
+                continue
+            if all(traces[index].decided_by.startswith("mode:") for index in hit.subjects):
+                return hit
+        return None
+
     def _rule(self, trace: SubjectTrace) -> Rule | None:
         return self._rules.get(trace.decided_by.removeprefix("rule:"))
 
@@ -155,15 +172,18 @@ class RulePolicy:
             if why is None:
                 why = "turns the allow into " + self.spec.guard_action(hit.guard).value
                 blocking = blocking or hit
-                out.append(GuardTrace(guard=hit.guard, detail=hit.detail, applied=True, why=why))
+                out.append(_trace_of(hit, applied=True, why=why))
             else:
-                out.append(GuardTrace(guard=hit.guard, detail=hit.detail, applied=False, why=why))
+                out.append(_trace_of(hit, applied=False, why=why))
         return blocking
 
     def _waiver(self, hit: GuardHit, traces: tuple[SubjectTrace, ...]) -> str | None:
         """Why a guard hit does not stop this allow, or None if it does."""
         if self.spec.guard_action(hit.guard) is GuardAction.OFF:
             return "turned off in this policy"
+        named = _named_by_rules(hit, traces)
+        if named is not None:
+            return named
         rules = [self._rule(traces[index]) for index in hit.subjects]
         if rules and all(rule is not None and hit.guard in rule.override_guards for rule in rules):
             names = ", ".join(sorted({f"rule:{rule.id}" for rule in rules if rule is not None}))
@@ -299,6 +319,20 @@ class RulePolicy:
             return trace, answer, rule
         trace = SubjectTrace(subject=label, outcome="ask", decided_by="", skipped=tuple(skipped))
         return trace, None, None
+
+
+def _trace_of(hit: GuardHit, *, applied: bool, why: str) -> GuardTrace:
+    return GuardTrace(guard=hit.guard, detail=hit.detail, applied=applied, why=why, word=hit.word)
+
+
+def _named_by_rules(hit: GuardHit, traces: tuple[SubjectTrace, ...]) -> str | None:
+    """For `unknown-command`: why rules that name the commands make them known."""
+    if hit.guard != "unknown-command":
+        return None
+    deciders = {traces[index].decided_by for index in hit.subjects}
+    if deciders and all(decider.startswith("rule:") for decider in deciders):
+        return f"{', '.join(sorted(deciders))} names the command"
+    return None
 
 
 def _question_answer(rule: Rule, question: Question) -> QuestionAnswer | str:

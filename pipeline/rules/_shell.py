@@ -11,7 +11,8 @@ fed to a shell, and the string of `sh -c` / `eval`), each with its words
 Quotes are followed exactly: an operator inside quotes is text, but a
 substitution inside double quotes still runs and is read. Nothing is
 expanded: `$HOME`, `~` and globs stay literal; a substitution's place in a
-word is the placeholder `$(...)`.
+word is the placeholder `$(...)` (`<(...)` and `>(...)` for process
+substitutions, which stand for a file name).
 
 When the reader meets what it cannot follow (an unclosed quote or
 parenthesis, a stray `)` as in `case` patterns) the line comes back with
@@ -25,11 +26,13 @@ import shlex
 
 import attrs
 
-from ._programs import SHELLS, program_of
+from ._programs import is_shell, program_of
 
-__all__ = ["Redirect", "ShellLine", "SimpleCommand", "parse_shell"]
+__all__ = ["PROCESS_SUBSTITUTIONS", "Redirect", "ShellLine", "SimpleCommand", "parse_shell"]
 
 SUBSTITUTION = "$(...)"
+# A process substitution's place in a word: a file name the shell makes.
+PROCESS_SUBSTITUTIONS = ("<(...)", ">(...)")
 _LEADING_KEYWORDS = frozenset({"!", "then", "do", "else", "elif", "if", "while", "until", "{"})
 _NOT_COMMANDS = frozenset({"for", "select", "case", "in", "esac"})
 _ENDINGS = frozenset({"fi", "done", "}", "esac"})
@@ -136,7 +139,7 @@ class _Reader:
         two = self.peek(2)
         if two in ("<(", ">("):
             self.index += 2
-            segment.text.append(SUBSTITUTION)
+            segment.text.append(f"'{two}...)'")
             segment.inner.extend(self._nested(")"))
             return False
         if two in ("&>", ">&", "<&") or self.peek() in "<>":
@@ -229,12 +232,14 @@ class _Reader:
     def _dollar(self, segment: _Segment, out: list[str]) -> None:
         """A `$(...)`, `$((...))`, `${...}` or backtick at the reading position."""
         if self.peek(3) == "$((":
-            self.index = self._closing(self.index + 3, 2)
+            start, self.index = self.index, self._closing(self.index + 3, 2)
+            _no_hidden_commands(self.line[start + 3 : self.index])
             out.append("$((...))")
         elif self.peek(2) == "${":
             end = self.line.find("}", self.index)
             if end < 0:
                 raise _Unparsable("unclosed ${")
+            _no_hidden_commands(self.line[self.index + 2 : end])
             out.append(self.line[self.index : end + 1])
             self.index = end + 1
         elif self.peek() == "`":
@@ -287,7 +292,7 @@ class _Reader:
     def _heredoc_bodies(self) -> None:
         """After a newline: skip each heredoc's body; read it if a shell runs it."""
         fed_to_shell = any(
-            program_of(command.words)[0] in SHELLS for command in self.commands[self.line_start :]
+            is_shell(program_of(command.words)[0]) for command in self.commands[self.line_start :]
         )
         for delimiter, strip_tabs in self.heredocs:
             body: list[str] = []
@@ -327,7 +332,7 @@ class _Reader:
         program, arguments = program_of(tuple(words))
         if program == "find":
             inner.extend(self._find_commands(arguments))
-        if program in SHELLS or program == "eval":
+        if is_shell(program) or program == "eval":
             inner.extend(self._separately(_script_argument(program, arguments)))
         command = SimpleCommand(
             words=tuple(words), redirects=tuple(segment.redirects), inner=tuple(inner)
@@ -357,6 +362,12 @@ class _Reader:
         if len(stages) > 1:
             self.pipelines.append(tuple(stages))
         pipeline.clear()
+
+
+def _no_hidden_commands(text: str) -> None:
+    """`${x:-$(cmd)}`, `$(( $(cmd) ))`: a command this reader would not see."""
+    if "$(" in text or "`" in text or "<(" in text or ">(" in text:
+        raise _Unparsable("a command inside ${...} or $((...))")
 
 
 def _command_words(words: list[str]) -> list[str]:

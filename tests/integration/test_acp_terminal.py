@@ -156,8 +156,8 @@ async def test_auto_approve_runs_a_command_without_asking(open_agent: Opener) ->
 
 async def test_args_are_quoted_and_env_is_added(open_agent: Opener) -> None:
     watcher = await open_agent(permission_mode=PermissionMode.AUTO_APPROVE)
-    await watcher.session.prompt("termargs")
-    events = await watcher.turn()
+    # `sh -c ...` is no command corral can prove harmless: AutoApprove asks the app.
+    events = await answered_turn(watcher, "termargs", PermissionChoice.ALLOW_ONCE)
     assert texts(events).endswith("output 'bar|two words; $(no)'")
     command = tools(events)[0].input  # type: ignore[attr-defined]
     assert isinstance(command, CommandInput)
@@ -191,8 +191,8 @@ async def test_output_is_truncated_from_the_start_at_a_character_boundary(
     open_agent: Opener,
 ) -> None:
     watcher = await open_agent(permission_mode=PermissionMode.AUTO_APPROVE)
-    await watcher.session.prompt("termlimit 102")
-    events = await watcher.turn()
+    # `python3 -c ...` is inline code: AutoApprove asks the app.
+    events = await answered_turn(watcher, "termlimit 102", PermissionChoice.ALLOW_ONCE)
     assert texts(events) == f"exit 0 signal None truncated True output {'é' * 50 + 'Z'!r}"
 
 

@@ -7,34 +7,23 @@ test moves the clock, and every request ends in exactly one `Decision`.
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import pytest
-from corral.actors.engine import Engine
-from corral.pipeline.commands import PermissionMode
 from corral.pipeline.driver import (
     Emitted,
-    Handshake,
     RequestAsked,
     Respond,
-    TurnBegan,
     TurnFinished,
     Withdraw,
 )
 from corral.pipeline.errors import CorralError, ErrorKind
 from corral.pipeline.events import (
-    AgentDetails,
-    AgentInstallation,
     AgentOrigin,
     Cancelled,
-    Capabilities,
-    Capability,
     ChoicesAnswer,
     Completed,
     CompletionSource,
-    Event,
-    InstallationSource,
     PermissionAnswer,
     PermissionChoice,
     QuestionsAnswer,
@@ -46,12 +35,9 @@ from corral.pipeline.events import (
     TurnEnded,
     TurnStarted,
 )
-from corral.pipeline.records import Decision
-from corral.pipeline.rules import RulePolicy
 
-from tests.support.schema import check
-
-from .support import permission, policy, question
+from .harness import Harness
+from .support import policy, question
 
 POLICY = """
 [[rule]]
@@ -94,84 +80,6 @@ question = "Proceed"
 choice = "Yes"
 action = "answer"
 """
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Harness:
-    """One engine, its clock, and what it produced so far."""
-
-    def __init__(self, rules: RulePolicy, session: Path, *, show: bool = False) -> None:
-        self.clock = Clock()
-        self.engine = Engine(
-            session_id="s1",
-            agent=AgentInstallation(
-                id="mock", name="Mock", executable_path="/bin/mock", source=InstallationSource.PATH
-            ),
-            handshake=Handshake(
-                details=AgentDetails(
-                    capabilities=Capabilities(
-                        features=frozenset({Capability.PERMISSIONS, Capability.QUESTIONS})
-                    )
-                )
-            ),
-            clock=self.clock,
-            wall_clock_ns=lambda: 1_700_000_000_000_000_000,
-            session_dir=str(session),
-            mode=PermissionMode.ASK,
-            policy=rules,
-            show_auto_decisions=show,
-        )
-        self.events: list[Event] = []
-        self.decisions: list[Decision] = []
-        self.sent: list[object] = []
-
-    def drain(self) -> None:
-        while self.engine.outbox:
-            item = self.engine.outbox.popleft()
-            if isinstance(item, Event):
-                check("line-protocol.schema.json", "Event", item.to_wire())
-                self.events.append(item)
-            elif isinstance(item, Decision):
-                self.decisions.append(item)
-        while self.engine.to_driver:
-            self.sent.append(self.engine.to_driver.popleft())
-
-    def start_turn(self) -> None:
-        self.engine.prompt("go")
-        self.engine.on_driver_event(TurnBegan())
-        self.drain()
-
-    def ask(self, command: str, request_id: str = "r1") -> None:
-        self.engine.on_driver_event(
-            RequestAsked(
-                request=permission(
-                    "Execute", command=command, request_id=request_id, tool_id=request_id
-                )
-            )
-        )
-        self.drain()
-
-    def advance(self, seconds: float) -> None:
-        self.clock.now += seconds
-        deadline = self.engine.next_deadline()
-        if deadline is not None and deadline <= self.clock.now:
-            self.engine.on_time()
-        self.drain()
-
-    def kinds(self, kind: type) -> list[Event]:
-        return [event for event in self.events if isinstance(event.kind, kind)]
-
-    def one_decision_per_request(self) -> dict[str, Decision]:
-        counts = Counter(decision.request_id for decision in self.decisions)
-        assert all(count == 1 for count in counts.values()), counts
-        return {decision.request_id: decision for decision in self.decisions}
 
 
 @pytest.fixture

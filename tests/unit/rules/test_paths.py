@@ -131,7 +131,7 @@ COMMAND_WRITES = [
     ("echo x > src/out.txt", "mode:AutoApprove"),
     ("echo x > ../escape", "guard:write-outside-session"),
     ("echo x 2>/dev/null >> /tmp/../etc/x", "guard:write-outside-session"),
-    ("cmd > /dev/null 2>&1", "mode:AutoApprove"),
+    ("make > /dev/null 2>&1", "mode:AutoApprove"),
     ("cd .. && touch x", "guard:write-outside-session"),
     ("cd src && touch x", "mode:AutoApprove"),
     ('cd "$SOMEWHERE" && touch x', "guard:write-outside-session"),

@@ -19,7 +19,7 @@ SPLITS = [
     ("{ a; b; } > out", [["a"], ["b"]]),
     ("echo $(whoami) `date`", [["whoami"], ["date"], ["echo", "$(...)", "$(...)"]]),
     ('echo "$(id -u)"', [["id", "-u"], ["echo", "$(...)"]]),
-    ("diff <(sort a) >(cat)", [["sort", "a"], ["cat"], ["diff", "$(...)", "$(...)"]]),
+    ("diff <(sort a) >(cat)", [["sort", "a"], ["cat"], ["diff", "<(...)", ">(...)"]]),
     ("echo $((1 + 2)) ${HOME}", [["echo", "$((...))", "${HOME}"]]),
     (
         "if test -f x; then rm x; else touch x; fi",
