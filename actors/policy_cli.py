@@ -2,7 +2,9 @@
 
 corral policy check FILE...            every problem with its line; exit 1 if any
 corral policy explain FILE --tool Execute --command "git push"
-                                       which rule (or guard, or mode) decides, and why
+                                       which rule (or guard, or mode) decides, and why;
+                                       for a guard, the word of the line it saw
+                                       (`python -c ...`: '-c', inline code)
 corral policy preset NAME              print a shipped preset (to start a file from)
 
 FILE may be `preset:<Name>`. `register_cli(subparsers)` adds the `policy`
@@ -51,7 +53,9 @@ def register_cli(subparsers: Any) -> None:
     check.set_defaults(run=_check)
 
     explain_cmd = commands.add_parser(
-        "explain", help="say which rule would decide a request, and why"
+        "explain",
+        help="say which rule would decide a request, and why "
+        "(for a guard: which word of the command line it saw)",
     )
     explain_cmd.add_argument("file", metavar="FILE", help="a policy file or preset:<Name>")
     _request_arguments(explain_cmd)
