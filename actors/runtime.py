@@ -50,6 +50,7 @@ from ..sources.catalog import Catalog, CatalogEntry
 from ..sources.mock import MockScript
 from ._agents import AgentFinder
 from ._generate import generate_text
+from ._usage_cache import PlanUsageCache
 from .engine import Engine, EngineSettings
 from .handle import Session
 from .session import ActorSettings, SessionActor
@@ -116,6 +117,7 @@ class Runtime:
         self._opening: dict[str, asyncio.Task[None]] = {}  # handshakes in flight
         self._hidden: set[str] = set()  # throwaway sessions of `generate`
         self._count = 0
+        self._plan_usage = PlanUsageCache()
         self._stack = AsyncExitStack()
         self._tasks: asyncio.TaskGroup | None = None
 
@@ -151,12 +153,18 @@ class Runtime:
         return attrs.evolve(details, sandbox=status)
 
     async def plan_usage(self, agent: AgentRef) -> PlanUsage:
-        await self.agents.resolve(agent)  # NotInstalled / unknown agent first
-        raise CorralError(
-            ErrorKind.UNSUPPORTED_FEATURE,
-            "plan usage is not available for this agent",
-            feature="PlanUsage",
-        )
+        """The plan's quota, read on a short-lived agent process; kept 60 s per executable."""
+        entry, installation = await self.agents.resolve(agent)  # NotInstalled first
+        read = entry.plan_usage
+        if read is None:
+            raise CorralError(
+                ErrorKind.UNSUPPORTED_FEATURE,
+                f"{installation.name} has no plan quota corral can read",
+                feature="PlanUsage",
+            )
+        environ = self.agents.environ
+        key = (installation.id, installation.executable_path)
+        return await self._plan_usage.get(key, lambda: read(installation, environ))
 
     # ---- sessions --------------------------------------------------------------
 

@@ -13,13 +13,14 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 import attrs
 
 from ..pipeline.driver import Driver, LaunchSpec
-from ..pipeline.events import AgentDetails, AgentInstallation, InstallationSource
+from ..pipeline.events import AgentDetails, AgentInstallation, InstallationSource, PlanUsage
 from ..pipeline.telemetry import SessionTelemetry
 
-__all__ = ["Catalog", "CatalogEntry", "DriverFactory"]
+__all__ = ["Catalog", "CatalogEntry", "DriverFactory", "UsageReader"]
 
 DriverFactory = Callable[[AgentInstallation, LaunchSpec, SessionTelemetry], Driver]
 Prober = Callable[[AgentInstallation, Mapping[str, str]], Awaitable[AgentDetails]]
+UsageReader = Callable[[AgentInstallation, Mapping[str, str]], Awaitable[PlanUsage]]
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +41,8 @@ class CatalogEntry:
     wire_only: bool = False
     # The source honours `LaunchSpec.tools=False` (the agent runs with no tools).
     disables_tools: bool = False
+    # Read the plan's quota on a short-lived process; None: the agent has no plan to tell.
+    plan_usage: UsageReader | None = None
 
 
 class Catalog:

@@ -28,6 +28,7 @@ from ...pipeline.telemetry import SessionTelemetry
 from ..catalog import CatalogEntry
 from ._details import auth_from_status, static_details
 from ._driver import ClaudeDriver
+from ._usage import read_plan_usage
 
 __all__ = ["INSTALL_HINT", "catalog_entry", "probe"]
 
@@ -100,4 +101,5 @@ def catalog_entry(*, environ: Mapping[str, str] | None = None) -> CatalogEntry:
         known_dirs=("~/.claude/local", "~/.local/bin"),
         probe=probe,
         disables_tools=True,  # `--tools ""`
+        plan_usage=read_plan_usage,
     )

@@ -14,6 +14,8 @@ follow-up `cancel_async_message`).
 - `cancel_message`: `cancelled: true` ends that prompt's turn `Cancelled`.
 - `model` / `mode`: `ConfigApplied` with the value asked for, or
   `ConfigRefused` with the CLI's reason.
+- `usage` (`get_usage` after a turn on a claude.ai plan): `PlanUsageUpdated`
+  when the answer holds a window; nothing otherwise (see `_usage.py`).
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...pipeline.driver import ConfigApplied, ConfigRefused, DriverEvent
+from ...pipeline.driver import ConfigApplied, ConfigRefused, DriverEvent, Emitted
+from ...pipeline.events import PlanUsageUpdated
 from ._json import field_obj
+from ._usage import usage_update
 
 if TYPE_CHECKING:
     from ._core import ProtocolCore
@@ -59,6 +63,9 @@ def control_outcome(
         return []
     if kind == "interrupt":
         return _interrupted(protocol, payload) if ok else []
+    if kind == "usage":
+        usage = usage_update(response, protocol.wall_clock_ns())
+        return [] if usage is None else [Emitted(kind=PlanUsageUpdated(usage))]
     if kind == "cancel_message":
         return protocol.finish_if_current(value) if ok and payload.get("cancelled") else []
     if not ok:

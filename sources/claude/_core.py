@@ -10,6 +10,7 @@ place, `_finish`, which sends `TurnBegan` first if the wire never did.
 
 from __future__ import annotations
 
+import time
 import uuid as uuid_module
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -23,6 +24,7 @@ from ...pipeline.framing import LineSplitter
 from ._content import Content
 from ._encode import control_request, encode
 from ._requests import AskedTool
+from ._usage import USAGE_REQUEST, has_plan
 
 __all__ = ["CONFIG_REQUESTS", "Pending", "ProtocolCore", "new_uuid"]
 
@@ -45,7 +47,7 @@ class Turn:
 class Pending:
     """One of our control requests, awaiting its response."""
 
-    kind: str  # initialize | interrupt | cancel_message | model | mode
+    kind: str  # initialize | interrupt | cancel_message | model | mode | usage
     value: str = ""
 
 
@@ -57,8 +59,10 @@ class ProtocolCore:
         resume_token: str | None = None,
         model: str = "default",
         mode: str = "default",
+        wall_clock_ns: Callable[[], int] = time.time_ns,
     ) -> None:
         self._new_id = new_id
+        self.wall_clock_ns = wall_clock_ns  # `fetched_at` of the plan usage read after a turn
         self.resume_token = resume_token
         self.model = model
         self.mode = mode
@@ -81,6 +85,12 @@ class ProtocolCore:
         request_id = f"corral-{self._count}"
         self._controls[request_id] = pending
         return encode(control_request(request_id, body))
+
+    def ask_plan_usage(self) -> None:
+        """After a turn on a claude.ai plan: read the plan's usage (`PlanUsageUpdated`)."""
+        account = self.initialized.get("account") if self.initialized is not None else None
+        if has_plan(account):
+            self._replies += self._control(Pending("usage"), {**USAGE_REQUEST, "detached": True})
 
     def data_to_send(self) -> bytes:
         """Replies that frames received so far need (errors for requests we cannot serve)."""

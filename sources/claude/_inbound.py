@@ -121,11 +121,13 @@ class InboundFrames(ProtocolCore):
             if mentioned and all(u in self._ended for u in mentioned):
                 return []  # a turn we already ended (cancelled before it started)
             usage, stop, extensions = result_events(frame, self.content, interrupted=False)
+            self.ask_plan_usage()
             return [*usage, TurnFinished(stop=stop, extensions=extensions)]
         if not turn.begun and mentioned and turn.uuid not in mentioned:
             return []  # not our prompt's result: ours has not started yet
         usage, stop, extensions = result_events(frame, self.content, turn.interrupting)
         began = self._begin([turn.uuid])
+        self.ask_plan_usage()
         return began + usage + self._finish(stop, extensions)
 
     def _on_system(self, frame: Mapping[str, Any]) -> list[DriverEvent]:

@@ -19,7 +19,8 @@ turn still begins and ends `Cancelled`.
 
 Control protocol. Our requests (`initialize`, `interrupt` with
 `cancel_queued`, `set_model`, `set_permission_mode`,
-`cancel_async_message`) carry ids `corral-N` and are matched to their
+`cancel_async_message`, and `get_usage` after each `result` on a
+claude.ai plan: `_usage.py`) carry ids `corral-N` and are matched to their
 `control_response`. The CLI's `can_use_tool` becomes `RequestAsked`; its
 `control_cancel_request` withdraws it. Other CLI requests get an error reply
 (so the CLI never waits) and an Info `Diagnostic`.

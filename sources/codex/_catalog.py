@@ -31,6 +31,7 @@ from ...pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from .._jsonrpc import Incoming, JsonRpcPeer, RpcError
 from .._process import AgentProcess
 from ..catalog import CatalogEntry
+from ._usage import read_plan_usage
 
 __all__ = ["CAPABILITIES", "catalog_entry", "details_for", "probe"]
 
@@ -132,4 +133,5 @@ def catalog_entry() -> CatalogEntry:
         make_driver=make_driver,
         details=details_for(),
         probe=probe,
+        plan_usage=read_plan_usage,
     )
