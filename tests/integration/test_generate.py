@@ -35,7 +35,7 @@ from corral.sinks.transcript._format import DecisionRecord
 from corral.sources.mock import parse_script
 
 from tests.integration.helpers import until
-from tests.reliability.helpers import alive
+from tests.reliability.helpers import alive, children_of
 
 END = {"End": {"Completed": {"source": "Protocol"}}}
 TOOL = ToolUpdate(id="t1", kind=ToolKind.EDIT, title="Edit a.py", status=ToolStatus.PENDING)
@@ -52,6 +52,19 @@ def generate(tmp_path: Path, prompt: str = "hi", **fields: Any) -> dict[str, Any
 def session_lines(serve: Any) -> list[dict[str, Any]]:
     """Every line about a session: events, session errors, `closed`."""
     return [line for line in serve.lines if {"event", "closed", "session"} & line.keys()]
+
+
+def mock_agents(pid: int) -> list[int]:
+    """The mock agent processes (`"process": true`) corral runs as children of `pid`."""
+    found = []
+    for child in children_of(pid):
+        try:
+            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except FileNotFoundError:
+            continue
+        if b"corral.sources.mock.agent" in argv:
+            found.append(child)
+    return found
 
 
 def decisions(corral_home: Path) -> list[DecisionRecord]:
@@ -222,6 +235,21 @@ async def test_a_cancelled_generate_closes_its_session_and_stops_its_agent(
             await answer
         await until(lambda: session.ended and not alive(pid))
         assert runtime.sessions() == []
+
+
+async def test_shutdown_during_a_generate_stops_its_agent_and_writes_nothing_for_it(
+    serve_mock: Any, tmp_path: Path
+) -> None:
+    # The mock as a real child process of corral, slow to answer.
+    serve = await serve_mock({"process": True, "turns": [[say("slow"), {"Sleep": 600_000}, END]]})
+    frame_id = await serve.send(generate(tmp_path))
+    await until(lambda: mock_agents(serve.process.pid) != [], timeout=30)
+    (agent,) = mock_agents(serve.process.pid)
+    assert await serve.finish(timeout=30) == 0  # EOF: shutdown abandons the generate
+    assert not alive(agent)
+    reply = await serve.reply(frame_id)
+    assert "error" in reply  # one reply, never the text of a turn that never ended
+    assert session_lines(serve) == []
 
 
 async def test_the_python_api_returns_the_text(tmp_path: Path) -> None:

@@ -114,4 +114,5 @@ async def test_a_later_fast_command_is_answered_before_an_earlier_slow_one(
     fast_reply = await serve.reply(fast)
     assert fast_reply["ok"]["agents"][0]["id"] == "mock"
     assert not any(line.get("id") == slow for line in serve.lines)  # generate still waits
-    await serve.kill()  # by pid; a clean exit would wait for the generate
+    assert await serve.finish() == 0  # shutdown abandons the generate
+    assert "error" in await serve.reply(slow)  # which still gets its one reply
