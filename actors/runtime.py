@@ -38,6 +38,7 @@ from ..pipeline.commands import AgentRef, PermissionMode, SessionOptions
 from ..pipeline.driver import Driver, LaunchSpec
 from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.events import AgentDetails, DiscoveryReport, PlanUsage
+from ..pipeline.fidelity import refuse_unhonoured
 from ..pipeline.policy import Policy
 from ..pipeline.rules import RulePolicy, SandboxMode, guarded_modes, load_policy
 from ..pipeline.stages import Sink
@@ -279,8 +280,11 @@ class Runtime:
                 settings=self.settings.engine,
             )
 
+        def check(details: AgentDetails) -> None:  # nothing the agent cannot honour
+            refuse_unhonoured(launch, details, installation.name)
+
         running = self._tasks.create_task(
-            self._run_session(session, driver, build_engine, sinks, session_dir, opened),
+            self._run_session(session, driver, build_engine, check, sinks, session_dir, opened),
             name=f"session-{session_id}",
         )
         self._opening[session_id] = running
@@ -308,6 +312,7 @@ class Runtime:
         session: Session,
         driver: Driver,
         build_engine: Callable[[object], Engine],
+        check: Callable[[AgentDetails], None],
         sinks: list[Sink],
         session_dir: str,
         opened: asyncio.Future[SessionActor],
@@ -318,6 +323,7 @@ class Runtime:
                 try:
                     async with asyncio.timeout(self.settings.handshake_timeout):
                         handshake = await driver.start(tasks)
+                    check(handshake.details)
                 except asyncio.CancelledError:
                     # Abandoned mid-handshake (the opener gave up, the Runtime closes):
                     # no agent outlives it, and an opener still waiting hears why.

@@ -48,6 +48,7 @@ from ...pipeline.driver import (
     WireFailed,
 )
 from ...pipeline.errors import CorralError, ErrorKind
+from ...pipeline.fidelity import refuse_attachments
 from ...pipeline.events import (
     Cancelled,
     Capability,
@@ -87,6 +88,7 @@ class Engine(ContentMixin, RequestsMixin):
 
     def prompt(self, text: str, attachments: tuple[str, ...] = ()) -> Delivery | Pending:
         self.require_open()
+        refuse_attachments(attachments, self.details, self.agent.name)
         self.prompts_made += 1
         queued = QueuedPrompt(prompt_id=f"p{self.prompts_made}", text=text, attachments=attachments)
         try:

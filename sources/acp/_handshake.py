@@ -13,6 +13,9 @@ What flows: requests over a `JsonRpcPeer`, and back an `OpenedSession`
   corral picks an offered method it can use without a person (one whose
   variable is set, or an agent-run method), authenticates and retries
   once. Nothing usable: AuthRequired, naming the offered methods.
+- What `initialize` declared decides `resume`, `fork` and the MCP
+  transports (`pipeline/fidelity.refuse_undeclared`, UnsupportedFeature),
+  before `session/new` uses any of them.
 - `session/new` (cwd, MCP servers) or, with a resume token, `session/load`
   when `loadSession` is advertised (else `session/resume` when offered;
   else UnsupportedFeature). A refused load or resume is ResumeFailed.
@@ -39,6 +42,7 @@ from ...pipeline.events import (
     OtherAuth,
     UnknownAuth,
 )
+from ...pipeline.fidelity import refuse_mcp, refuse_undeclared
 from .._jsonrpc import JsonRpcPeer, RpcError
 from ._frames import AUTH_REQUIRED, PROTOCOL_VERSION
 from ._settings import Settings
@@ -161,14 +165,7 @@ def _mcp_server(server: McpServer) -> dict[str, Any]:
 
 
 def mcp_servers(servers: Sequence[McpServer], details: AgentDetails) -> list[dict[str, Any]]:
-    offered = {t.value for t in details.capabilities.mcp_transports}
-    for server in servers:
-        if server.transport not in offered:
-            raise CorralError(
-                ErrorKind.UNSUPPORTED_FEATURE,
-                f"this agent cannot reach MCP servers over {server.transport} ({server.name})",
-                feature="McpServers",
-            )
+    refuse_mcp(servers, details, "this agent")
     return [_mcp_server(server) for server in servers]
 
 
@@ -304,10 +301,8 @@ async def open_session(
     authed = pick_method(init, auth, environ, eager=True)
     if authed is not None:
         await authenticate(peer, authed)
-    if launch.fork is not None:
-        raise CorralError(
-            ErrorKind.UNSUPPORTED_FEATURE, "corral cannot fork ACP sessions", feature="Fork"
-        )
+    # What the agent declared decides, before `session/new` uses any of it.
+    refuse_undeclared(launch, details, "this agent")
     base = {"cwd": launch.dir, "mcpServers": mcp_servers(launch.mcp_servers, details)}
     if launch.resume is not None:
         result, session_id = await _resume(peer, init, launch.resume, base), launch.resume

@@ -131,15 +131,18 @@ class MockDriver:
         token = None
         if self._script.resume:
             token = self._spec.resume or f"mock-{self._spec.session_id}"
-        options = tuple(
-            (option.id, option.current)
+        # Values chosen at open win over the script's; the Runtime refuses
+        # (from `mock_details`) any the script does not offer.
+        options = {
+            option.id: option.current
             for option in self._script.options
             if option.current is not None
-        )
+        }
+        options.update(self._spec.configure)
         return Handshake(
             details=mock_details(self._script),
             resume_token=token,
-            options=options,
+            options=tuple(options.items()),
             reliable_turn_end=self._script.deterministic,
         )
 

@@ -84,7 +84,11 @@ def test_an_mcp_transport_not_advertised_is_unsupported() -> None:
     with pytest.raises(CorralError) as refused:
         mcp_servers([McpServer(name="remote", transport="Http", url="http://x")], details)
     assert refused.value.kind is ErrorKind.UNSUPPORTED_FEATURE
-    assert refused.value.fields == {"feature": "McpServers"}
+    assert refused.value.fields == {
+        "feature": "McpServers",
+        "option": "mcp_servers",
+        "transport": "Http",
+    }
 
 
 def test_gemini_authenticates_eagerly_with_its_api_key() -> None:
