@@ -180,10 +180,12 @@ class AgentProcess:
         children inherit them), so EOF alone cannot tell.
         """
         looks = 0
-        while not await reaped(self._process, _LOOK_EVERY):
+        while self._process.returncode is None:
+            await asyncio.sleep(_LOOK_EVERY)  # one wake-up per look: an idle agent costs little
             looks += 1
             if looks % _SCAN_EVERY == 0:
                 self.family.scan(orphans=False)
+                self.family.reap()  # orphans that already ended: no zombie waits for the close
             if not self._muted and _fd_target(self.pid, 1) != self._stdout_target:
                 self._muted = True  # from now on a silent pipe is its end
                 await self._unblock_reader()

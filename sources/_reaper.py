@@ -151,6 +151,8 @@ class Family:
             if pid != self.root:
                 stat = self._same(pid)
                 if stat is None:
+                    self._members.pop(pid, None)  # gone: its pid may be reused
+                    self._reapable.discard(pid)
                     continue
                 self._remember(pid, stat)
                 found.add(pid)

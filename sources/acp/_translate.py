@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from ...pipeline.driver import DriverEvent, Emitted, InfoChanged, TurnBegan, TurnFinished
 from ...pipeline.events import (
     Cancelled,
@@ -51,6 +53,7 @@ from ...pipeline.events import (
     ToolUpdated,
     UserMessage,
 )
+from ...pipeline.fidelity import DECLINED
 from ._asks import Asks
 from ._frames import raw_diagnostic
 from ._settings import Settings
@@ -310,4 +313,15 @@ class Translator:
         level = DiagnosticLevel.INFO if extension else DiagnosticLevel.WARNING
         what = "extension method" if extension else "request"
         message = f"the agent sent the {what} {method}, which corral does not support"
-        return [raw_diagnostic(level, message, method, params)]
+        return [_declined(raw_diagnostic(level, message, method, params), method)]
+
+    def declined(self, method: str, params: object) -> list[DriverEvent]:
+        """A request corral answered with the wire's own decline (`elicitation/create`)."""
+        message = f"the agent asked for input corral cannot show ({method}); declined"
+        note = raw_diagnostic(DiagnosticLevel.WARNING, message, method, params)
+        return [_declined(note, method)]
+
+
+def _declined(note: Emitted, method: str) -> Emitted:
+    """`corral/declined`: corral answered this request itself, so the agent is not waiting."""
+    return attrs.evolve(note, extensions={**note.extensions, DECLINED: method})

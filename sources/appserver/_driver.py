@@ -64,6 +64,7 @@ from ...pipeline.events import (
     PermissionAnswer,
     PermissionChoice,
 )
+from ...pipeline.fidelity import DECLINED
 from ...pipeline.telemetry import SessionTelemetry
 from .._jsonrpc import Incoming, JsonRpcPeer, RpcError, RpcNotification, RpcRequest, WireNoise
 from .._process import AgentProcess
@@ -246,7 +247,7 @@ class AppServerDriver:
                     _note(
                         DiagnosticLevel.INFO,
                         note,
-                        **{RAW_KEY: frame, "corral/unknown_frame": method},
+                        **{RAW_KEY: frame, "corral/unknown_frame": method, DECLINED: method},
                     )
                 ]
             case WireNoise(reason=reason, raw=raw):

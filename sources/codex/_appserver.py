@@ -35,6 +35,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from ...pipeline.driver import (
     DriverEvent,
     Emitted,
@@ -55,6 +57,7 @@ from ...pipeline.events import (
     StopReason,
     ToolStatus,
 )
+from ...pipeline.fidelity import DECLINED
 from ._approvals import Reply, ServerRequests, unsupported_reply
 from ._appserver_items import ItemTracker
 from ._common import (
@@ -209,10 +212,12 @@ class AppServerNormalizer:
             note = diagnostic(
                 DiagnosticLevel.WARNING,
                 "an MCP server asked for input corral cannot show (elicitation); declined",
-                **{"codex/raw_frame": frame},
+                **{"codex/raw_frame": frame, DECLINED: method},
             )
             return [note], Reply(rpc_id, {"action": "decline", "content": None})
-        return [unknown_frame(method, frame)], unsupported_reply(rpc_id, method)
+        unknown = unknown_frame(method, frame)
+        unknown = attrs.evolve(unknown, extensions={**unknown.extensions, DECLINED: method})
+        return [unknown], unsupported_reply(rpc_id, method)
 
     # ---- turns -----------------------------------------------------------------
 

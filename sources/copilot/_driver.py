@@ -22,7 +22,10 @@ Commands: StartTurn → `session.send`; SteerTurn → `session.send` with
 question → `session.ui.handlePendingUserInput` (and the legacy
 `userInput.request` server request, which Copilot also sends, is answered
 the same). Anything Copilot asks that corral does not serve gets a
-JSON-RPC error and an Info Diagnostic.
+JSON-RPC error and an Info Diagnostic; a request Copilot announces as an
+event and then waits on (`elicitation.requested`, `exit_plan_mode.requested`,
+`sampling.requested`, `external_tool.requested`, ...) is declined at once
+with its `handlePending*` call (`_declines.py`) and a Warning Diagnostic.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ from ...pipeline.telemetry import SessionTelemetry
 from .._jsonrpc import Incoming, RpcError, RpcNotification, RpcRequest, WireNoise
 from .._process import AgentProcess
 from ._base import RAW_KEY
+from ._declines import DECLINED_KEY, Decline, decline_for
 from ._details import copilot_details
 from ._inbox import Local, next_item
 from ._normalize import CopilotNormalizer
@@ -229,6 +233,11 @@ class CopilotDriver:
         return []
 
     def _feed(self, event: object) -> list[DriverEvent]:
+        decline = decline_for(event)
+        if decline is not None:  # a waiting request corral does not serve: refused at once
+            assert self._tasks is not None
+            self._tasks.create_task(self._decline(decline), name=f"{self._spec.session_id}-decline")
+            return [decline.note]
         events = self._normalizer.feed(event)
         for out in events:
             self._observe(out)
@@ -258,6 +267,20 @@ class CopilotDriver:
             )
         except AgentGone:
             pass
+
+    async def _decline(self, decline: Decline) -> None:
+        try:
+            await self._call(decline.method, decline.params)
+        except (AgentGone, BrokenChannel):
+            pass  # `run` reports the exit; or the session is over
+        except RpcError as error:
+            note = _note(
+                DiagnosticLevel.WARNING,
+                f"Copilot refused corral's decline ({decline.method}): {error.message}",
+                **{DECLINED_KEY: decline.method},
+            )
+            with contextlib.suppress(BrokenChannel):
+                await self._local.send(note)
 
     # ---- commands -------------------------------------------------------------------
 

@@ -261,13 +261,16 @@ async def test_initialize_offers_files_and_terminals_and_names_corral(open_agent
     )
 
 
-async def test_unsupported_requests_get_an_error_and_a_diagnostic(open_agent: Opener) -> None:
+async def test_unsupported_requests_are_declined_at_once_with_a_diagnostic(
+    open_agent: Opener,
+) -> None:
     watcher = await open_agent()
     await watcher.session.prompt("unsupported")
-    events = await watcher.turn()
-    assert texts(events) == "elicitation error -32601. ext error -32601"
+    events = await watcher.turn()  # the turn goes on to its end: nothing left unanswered
+    # Elicitation gets the wire's own decline; a method corral does not know, -32601.
+    assert texts(events) == "elicitation decline. ext error -32601"
     notes = [e for e in events if isinstance(e.kind, Diagnostic)]
-    levels = {e.extensions["corral/unknown_frame"]: e.kind.level for e in notes}  # type: ignore[attr-defined]
+    levels = {e.extensions["corral/declined"]: e.kind.level for e in notes}  # type: ignore[attr-defined]
     assert levels == {
         "elicitation/create": DiagnosticLevel.WARNING,
         "_scripted/ping": DiagnosticLevel.INFO,

@@ -13,7 +13,8 @@ the prompt text:
     slow          one chunk every 50 ms until cancelled → stopReason cancelled
     write P T     fs/write_text_file P (relative to the cwd) with text T
     read P        fs/read_text_file P, answers "read: <content>"
-    unsupported   calls elicitation/create and an extension method; reports errors
+    unsupported   calls elicitation/create and an extension method; reports the
+                  elicitation's action (or error) and the extension's error
     term LINE     terminal/create LINE (a shell line), waits for it, reads its
                   output, releases it: "exit <code> signal <sig> truncated
                   <bool> output <repr>", or "terminal error <code> <message>"
@@ -387,7 +388,8 @@ class ScriptedAgent:
     async def _do_unsupported(self, session_id: str, rest: str) -> PromptResponse:
         conn = self.client._conn  # type: ignore[attr-defined]  # a method the SDK does not wrap
         try:
-            await conn.send_request("elicitation/create", {"sessionId": session_id})
+            answer = await conn.send_request("elicitation/create", {"sessionId": session_id})
+            await self._say(session_id, f"elicitation {answer.get('action')}. ")
         except RequestError as error:
             await self._say(session_id, f"elicitation error {error.code}. ")
         try:
