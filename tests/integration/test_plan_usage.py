@@ -25,8 +25,8 @@ import pytest
 from corral.pipeline.errors import AgentGone, CorralError, ErrorKind
 from corral.sources._usage import ask_briefly
 
-from tests.support.serve import ServeProcess
 from tests.support.schema import check
+from tests.support.serve import ServeProcess
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FAKE_CLAUDE = FIXTURES / "claude" / "fake_claude.py"
