@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from typing import Any
 
 import attrs
@@ -28,9 +29,18 @@ from ..pipeline.errors import AgentGone
 from ..pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from ._process import AgentProcess
 
-__all__ = ["JsonRpcPeer", "RpcError", "RpcNotification", "RpcRequest", "WireNoise"]
+__all__ = [
+    "PARSE_ERROR",
+    "JsonRpcPeer",
+    "RpcError",
+    "RpcNotification",
+    "RpcRequest",
+    "WireNoise",
+    "unreadable_request_id",
+]
 
 JSONRPC = "2.0"
+PARSE_ERROR = -32700
 
 
 @attrs.frozen
@@ -48,10 +58,37 @@ class RpcNotification:
 
 @attrs.frozen
 class WireNoise:
-    """A line that is not a JSON-RPC message; `raw` is a bounded prefix."""
+    """A line that is not a JSON-RPC message; `raw` is a bounded prefix.
+
+    `request_id`: the line looks like a request (a `method` and an `id` in
+    its prefix) that JSON could not read, e.g. a lone surrogate escape; the
+    driver answers that id with a parse error, so the agent does not wait
+    forever for an answer.
+    """
 
     reason: str
     raw: str
+    request_id: int | str | None = None
+
+
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+
+
+def unreadable_request_id(prefix: str) -> int | str | None:
+    """The id of a request JSON could not read, if its prefix shows one."""
+    if '"method"' not in prefix:
+        return None
+    found = _ID.search(prefix)
+    if found is None:
+        return None
+    value = found.group(1)
+    if value.startswith('"'):
+        try:
+            text = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+        return text if isinstance(text, str) else None
+    return int(value)
 
 
 Incoming = RpcRequest | RpcNotification | WireNoise
@@ -107,7 +144,8 @@ class JsonRpcPeer:
         if isinstance(item, NotJson):
             self.noise_count += 1
             self._telemetry.decode_error("not_json")
-            await incoming.send(WireNoise(item.reason, item.prefix))
+            request_id = unreadable_request_id(item.prefix)
+            await incoming.send(WireNoise(item.reason, item.prefix, request_id))
             return
         if self._telemetry.records_wire:
             self._telemetry.wire_line("in", orjson.dumps(item))

@@ -13,7 +13,9 @@ allow), so `git status && rm -rf build` is allowed only if both commands
 are. Before any allow, the guards: a hit turns the allow into the guard's
 action unless the policy turned the guard off or every rule that allowed
 the subjects concerned names it in `override_guards`. A guard also strips
-an allowing `on_timeout` from a forwarded request.
+an allowing `on_timeout` from a forwarded request. `secret-read` acts even
+where nothing would be allowed: a credential file that no rule names is not
+forwarded by the mode (`Ask`, `AcceptEdits`) but gets the guard's action.
 
 A question request is judged per question by the `request = "question"`
 rules; it is answered only if every question gets an answer, else
@@ -93,6 +95,8 @@ class RulePolicy:
         guard_traces: list[GuardTrace] = []
         if strictest.outcome == "deny":
             verdict = self._deny(request, strictest.decided_by, self._rule(strictest), notes)
+        elif strictest.outcome == "ask" and (secret := self._secret_for_mode(hits, traces)):
+            verdict = self._guarded(request, secret, hits, notes)
         elif strictest.outcome == "ask":
             verdict = self._forward(
                 request, self._rule(strictest), strictest.decided_by, stopping, notes
@@ -144,6 +148,17 @@ class RulePolicy:
             skipped=tuple(skipped),
             note="no rule matched: the mode decides",
         )
+
+    def _secret_for_mode(
+        self, hits: tuple[GuardHit, ...], traces: tuple[SubjectTrace, ...]
+    ) -> GuardHit | None:
+        """A credential file only the mode would ask about: the guard acts, in every mode."""
+        for hit in hits:
+            if hit.guard != "secret-read" or self.spec.guard_action(hit.guard) is GuardAction.OFF:
+                continue
+            if all(traces[index].decided_by.startswith("mode:") for index in hit.subjects):
+                return hit
+        return None
 
     def _rule(self, trace: SubjectTrace) -> Rule | None:
         return self._rules.get(trace.decided_by.removeprefix("rule:"))

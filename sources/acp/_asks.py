@@ -65,6 +65,7 @@ from ...pipeline.events import (
     ToolUpdate,
     ToolUpdated,
 )
+from ._actions import ReadFile, Reply, ReplyError, RunCommand, WriteFile
 from ._frames import REQUEST_CANCELLED
 from ._fs import Judged
 from ._terminal import CommandSpec
@@ -93,63 +94,6 @@ _CANCELLED = {"outcome": {"outcome": "cancelled"}}
 _ONCE = (PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE)
 # Offered for a command that changes what runs: no mode and no deadline picks it.
 _NOT_AUTOMATIC = (PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE)
-
-
-@attrs.frozen
-class Reply:
-    """Answer the agent's request `rpc_id` with `result`; `warning`: tell the app too."""
-
-    rpc_id: int | str
-    result: object
-    warning: str | None = None
-
-
-@attrs.frozen
-class ReplyError:
-    """Fail the agent's request; `tool` (a refused write) is then shown cancelled.
-
-    `warning`: the app hears of the refusal as a Warning Diagnostic too.
-    """
-
-    rpc_id: int | str
-    code: int
-    message: str
-    tool: ToolUpdate | None = None
-    warning: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class WriteFile:
-    """The app allowed a write: perform it, then reply and finish `tool`."""
-
-    rpc_id: int | str
-    judged: Judged
-    content: str
-    tool: ToolUpdate
-
-    @property
-    def path(self) -> str:
-        return self.judged.path
-
-
-@attrs.frozen(kw_only=True)
-class ReadFile:
-    """The app allowed a read: read the judged file, reply with its text, finish `tool`."""
-
-    rpc_id: int | str
-    judged: Judged
-    line: int | None
-    limit: int | None
-    tool: ToolUpdate
-
-
-@attrs.frozen(kw_only=True)
-class RunCommand:
-    """The app allowed a command: start its terminal, reply with its id, show `tool`."""
-
-    rpc_id: int | str
-    spec: CommandSpec
-    tool: ToolUpdate | None  # None: the agent's own tool call shows it (a grant)
 
 
 @attrs.frozen(kw_only=True)

@@ -70,7 +70,15 @@ from ...pipeline.events import (
     DiagnosticLevel,
 )
 from ...pipeline.telemetry import SessionTelemetry
-from .._jsonrpc import Incoming, JsonRpcPeer, RpcError, RpcNotification, RpcRequest, WireNoise
+from .._jsonrpc import (
+    PARSE_ERROR,
+    Incoming,
+    JsonRpcPeer,
+    RpcError,
+    RpcNotification,
+    RpcRequest,
+    WireNoise,
+)
 from .._process import AgentProcess
 from .._sandbox import command_box
 from ._asks import ReadFile, Reply, ReplyError, RunCommand, WriteFile
@@ -290,7 +298,10 @@ class AcpDriver:
                 return translator.notification(method, params)
             case RpcRequest():
                 return await self._files.agent_request(item)
-            case WireNoise(reason=reason, raw=raw):
+            case WireNoise(reason=reason, raw=raw, request_id=request_id):
+                if request_id is not None:  # a request we cannot read still gets an answer
+                    unreadable = f"corral could not read this request: {reason}"
+                    await self._files.reply(ReplyError(request_id, PARSE_ERROR, unreadable))
                 kind = "oversized" if "too long" in reason else "not_json"
                 return [
                     Emitted(

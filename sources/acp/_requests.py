@@ -20,14 +20,13 @@ driver events it becomes, and the agent's reply on the wire.
 - `terminal/output` is answered at once; `terminal/wait_for_exit`,
   `terminal/kill` and `terminal/release` may wait, so each runs as a task
   in the session's task group and replies when done;
-- `elicitation/create` → declined at once (`{"action": "decline"}`, the
-  elicitation answer of ACP and MCP) and a Warning Diagnostic;
 - anything else → JSON-RPC -32601 and a Diagnostic, so the agent never
   waits on a request corral will not serve.
 
 Bounds: the agent cannot pile up work in a session. At most
 `MAX_OPEN_ASKS` requests wait on the policy or the app, at most
-`MAX_WAITING_CALLS` terminal calls wait, at most `MAX_TERMINALS`
+`MAX_EXIT_WAITS` `terminal/wait_for_exit` calls wait (kill and release,
+which free what waits, are never refused for that), at most `MAX_TERMINALS`
 terminals run, and at most `MAX_OUTSTANDING` requests of the agent are
 being served at all; past a bound the request gets a JSON-RPC error
 saying which bound, and the app one Warning Diagnostic per crossing.
@@ -60,10 +59,10 @@ from ._terminals import MAX_TERMINALS, Terminals
 from ._translate import Translator
 
 __all__ = [
+    "MAX_EXIT_WAITS",
     "MAX_OPEN_ASKS",
     "MAX_OUTSTANDING",
     "MAX_TERMINALS",
-    "MAX_WAITING_CALLS",
     "AgentRequests",
     "Push",
     "Spawn",
@@ -73,7 +72,7 @@ __all__ = [
 Push = Callable[[list[DriverEvent]], Awaitable[None]]
 Spawn = Callable[[Coroutine[Any, Any, None], str], None]
 
-MAX_WAITING_CALLS = 64  # terminal/wait_for_exit, kill and release calls waiting at once
+MAX_EXIT_WAITS = 64  # terminal/wait_for_exit calls waiting at once
 MAX_OUTSTANDING = 128  # the agent's requests being served at once, all kinds
 _WAITING_CALLS = frozenset({"terminal/wait_for_exit", "terminal/kill", "terminal/release"})
 _ASKING = frozenset(
@@ -98,7 +97,7 @@ class AgentRequests:
         self._translator = translator
         self._terminals = terminals  # None: corral does not offer `terminal`
         self._spawn = spawn
-        self._waiting_calls = 0
+        self._exit_waits = 0
         self._serving = 0  # our tasks serving one request each (calls, reads, writes, starts)
         self._limits_hit: set[str] = set()  # bounds crossed and not yet left
         if terminals is not None:
@@ -128,9 +127,6 @@ class AgentRequests:
         match request.method:
             case "session/request_permission":
                 return self._translator.asks.permission(request.id, params)
-            case "elicitation/create":  # corral shows no forms: the wire's own decline
-                await self.reply(Reply(request.id, {"action": "decline"}))
-                return self._translator.declined(request.method, request.params)
             case "fs/read_text_file":
                 return await self._read_asked(request.id, params)
             case "fs/write_text_file":
@@ -141,7 +137,7 @@ class AgentRequests:
                 await self._output(request.id, params)
                 return []
             case method if method in _WAITING_CALLS and self._terminals is not None:
-                self._waiting_calls += 1
+                self._exit_waits += method == "terminal/wait_for_exit"
                 self._start(self._terminal_call(request.id, method, params), f"acp-{method}")
                 return []
         await self.reply(
@@ -162,10 +158,10 @@ class AgentRequests:
                 f"{MAX_OPEN_ASKS} requests already wait on a decision",
             ),
             (
-                "waiting_calls",
-                method in _WAITING_CALLS,
-                self._waiting_calls >= MAX_WAITING_CALLS,
-                f"{MAX_WAITING_CALLS} terminal calls are already waiting",
+                "exit_waits",
+                method == "terminal/wait_for_exit",
+                self._exit_waits >= MAX_EXIT_WAITS,
+                f"{MAX_EXIT_WAITS} terminal/wait_for_exit calls are already waiting",
             ),
             (
                 "outstanding",
@@ -355,7 +351,7 @@ class AgentRequests:
             await self.reply(ReplyError(rpc_id, INTERNAL_ERROR, f"corral failed: {error}"))
             return
         finally:
-            self._waiting_calls -= 1
+            self._exit_waits -= method == "terminal/wait_for_exit"
         await self.reply(Reply(rpc_id, result))
 
     def terminal_exited(self, terminal_id: str) -> list[DriverEvent]:

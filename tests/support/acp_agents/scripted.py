@@ -43,6 +43,9 @@ the prompt text:
     opened        says how the session was opened: new, load or resume
     anything else "You said: <text>"
 
+Attacks on corral (`swap`, `grant`, `termenv`, `raw`, `rawline`, `flood`)
+live in attacks.py; see its header.
+
 It advertises `loadSession` (a load replays a two-message history), two
 modes (default, plan) and a `model` config option (fast, smart). Loading or
 resuming the session `scripted-gone` fails (-32002). Flags change what it
@@ -114,6 +117,7 @@ from acp.schema import (
     Usage,
     UsageUpdate,
 )
+from attacks import AttackMixin  # run as a script: its folder is on sys.path
 
 OPTIONS = [
     PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
@@ -136,7 +140,7 @@ def parse_flags(argv: list[str]) -> argparse.Namespace:
     return flags.parse_args(argv)
 
 
-class ScriptedAgent:
+class ScriptedAgent(AttackMixin):
     """Structurally an `acp.Agent`; methods it lacks are answered -32601 by the SDK."""
 
     def __init__(self, flags: argparse.Namespace) -> None:
