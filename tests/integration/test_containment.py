@@ -191,6 +191,7 @@ async def test_an_agent_that_dies_while_a_child_holds_its_stdout_ends_the_sessio
     assert await serve.finish() == 0
 
 
+@pytest.mark.slow  # about 5 s: the agent gets a second to exit, then a stop of 2 s
 async def test_an_agent_that_closes_its_stdout_and_runs_on_ends_the_session(
     serve: ServeProcess, tmp_path: Path
 ) -> None:
