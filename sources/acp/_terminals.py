@@ -5,18 +5,19 @@ What flows in: an allowed `CommandSpec` (`create`), then the agent's
 snapshots (`{output, truncated, exitStatus?}`), exit statuses, and a call
 of `on_exit(terminal_id)` once each command has ended.
 
-Each command runs as `/bin/sh -c LINE` in its own session (so its own
-process group: `kill` and `release` reach every process it started), with
-stdin closed and stderr merged into stdout. Two tasks in the session's
+Each command runs as `/bin/sh -c LINE` in its own session, inside corral's
+sandbox when the session has one (`CommandBox`: bubblewrap), with stdin
+closed and stderr merged into stdout. `kill` and `release` reach every
+process it started, even one that left its group (`_reaper.Family`). Two tasks in the session's
 task group serve it: the reader feeds an `OutputBuffer` (bounded) until
 EOF; the waiter reaps the process, gives the reader a short while to
 reach EOF (a background child may hold the pipe open), records the exit
 and, once the start of corral's own tool for it is in the stream
 (`announce`), calls `on_exit`.
 
-- `kill`: SIGTERM to the group, SIGKILL after `KILL_GRACE`; the terminal
+- `kill`: SIGTERM to the family, SIGKILL after `KILL_GRACE`; the terminal
   stays readable.
-- `release`: SIGKILL to the group; the id is forgotten.
+- `release`: SIGKILL to the family; the id is forgotten.
 - `close` (the session ends): every terminal is released at once; tasks
   that could still wait (a reader whose pipe an escaped process holds)
   are cancelled, so no task and no process of ours outlives the session.
