@@ -20,6 +20,8 @@ driver events it becomes, and the agent's reply on the wire.
 - `terminal/output` is answered at once; `terminal/wait_for_exit`,
   `terminal/kill` and `terminal/release` may wait, so each runs as a task
   in the session's task group and replies when done;
+- `elicitation/create` → declined at once (`{"action": "decline"}`, the
+  elicitation answer of ACP and MCP) and a Warning Diagnostic;
 - anything else → JSON-RPC -32601 and a Diagnostic, so the agent never
   waits on a request corral will not serve.
 
@@ -127,6 +129,9 @@ class AgentRequests:
         match request.method:
             case "session/request_permission":
                 return self._translator.asks.permission(request.id, params)
+            case "elicitation/create":  # corral shows no forms: the wire's own decline
+                await self.reply(Reply(request.id, {"action": "decline"}))
+                return self._translator.declined(request.method, request.params)
             case "fs/read_text_file":
                 return await self._read_asked(request.id, params)
             case "fs/write_text_file":
