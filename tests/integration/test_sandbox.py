@@ -15,6 +15,7 @@ CI (`CI` set), where they fail: `.ci/bubblewrap` installs it.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import secrets
 import sys
@@ -25,10 +26,11 @@ from pathlib import Path
 import pytest
 from corral.actors.runtime import Runtime
 from corral.pipeline.commands import AcpRef
+from corral.pipeline.driver import SandboxSpec
 from corral.pipeline.errors import CorralError
 from corral.pipeline.events import TextDelta
 from corral.pipeline.rules import PolicyError, SandboxMode, parse_policy
-from corral.sources._sandbox import probe
+from corral.sources._sandbox import agent_argv, command_argv, probe
 from corral.sources.acp import catalog_entries
 from corral.sources.catalog import Catalog
 
@@ -274,3 +276,31 @@ async def test_an_agent_opened_with_sandbox_true_cannot_write_outside(
         assert target.exists()
     assert (work / "inside.txt").exists()
     assert await serve.finish() == 0
+
+
+# ---- the argument lists, without running them ---------------------------------------
+
+
+def test_a_command_is_wrapped_with_only_the_session_and_its_tmp_writable() -> None:
+    spec = SandboxSpec(bwrap="/usr/bin/bwrap")
+    argv = command_argv(spec, ["/bin/sh", "-c", "true"], session_dir="/w", tmp="/t", cwd="/w/sub")
+    assert argv[:3] == ["/usr/bin/bwrap", "--ro-bind", "/"]
+    assert ("--die-with-parent", "--new-session") in itertools.pairwise(argv)
+    binds = [argv[i + 1] for i, flag in enumerate(argv) if flag == "--bind"]
+    assert binds == ["/w", "/t"]
+    assert argv[argv.index("--chdir") + 1] == "/w/sub"
+    assert argv[argv.index("--") + 1 :] == ["/bin/sh", "-c", "true"]
+
+
+def test_an_agent_keeps_its_state_folders_and_tmpdir_writable(tmp_path: Path) -> None:
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    tmp.mkdir()
+    (home / ".codex").mkdir(parents=True)
+    env = {"HOME": str(home), "TMPDIR": str(tmp)}
+    argv, made = agent_argv(SandboxSpec(bwrap="bwrap", agent=True), ["claude"], cwd="/w", env=env)
+    binds = [argv[i + 1] for i, flag in enumerate(argv) if flag == "--bind"]
+    assert made is None  # it named its own TMPDIR
+    assert binds[0] == "/w" and str(tmp) in binds
+    assert str(home / ".codex") in binds and str(home / ".claude") in binds  # made for it
+    assert str(home) not in binds  # the rest of HOME stays read-only
+    assert argv[-2:] == ["--", "claude"]
