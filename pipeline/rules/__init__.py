@@ -26,11 +26,11 @@ from ._api import (
 )
 from ._explain import Explanation, GuardTrace, SubjectTrace
 from ._guards import GuardHit
-from ._harmless import CommandVerdict, Dangerous, Harmless, Unknown
 from ._loader import PolicyError
 from ._model import GUARD_IDS, PolicySpec, Problem, Rule, SandboxMode
 from ._policy import RulePolicy
 from ._shell import ShellLine, SimpleCommand, parse_shell
+from ._verdicts import CommandVerdict, Dangerous, Harmless, Unknown
 
 __all__ = [
     "GUARD_IDS",

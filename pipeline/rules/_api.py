@@ -42,11 +42,11 @@ from ..events import (
 from ..policy import Policy, PolicyContext
 from ._explain import Explanation
 from ._guards import Guards
-from ._harmless import CommandVerdict
 from ._loader import PolicyError, parse_spec
 from ._match import request_facts
 from ._model import PolicySpec, Problem
 from ._policy import RulePolicy
+from ._verdicts import CommandVerdict
 
 __all__ = [
     "PRESETS",

@@ -46,7 +46,7 @@ import os
 
 import attrs
 
-from ._harmless import CommandVerdict, Dangerous, Harmless, Unknown, judge_command
+from ._harmless import judge_command
 from ._match import Facts, Subject
 from ._paths import PathFacts, PathGlob, expand_home, path_facts, real_path
 from ._programs import AWKS, invocation, is_interpreter, is_shell, program_of
@@ -60,8 +60,10 @@ from ._targets import (
     find_roots,
     options_and_operands,
     path_words,
+    tar_directory,
     write_targets,
 )
+from ._verdicts import CommandVerdict, Dangerous, Harmless, Unknown
 
 __all__ = ["GuardHit", "Guards"]
 
@@ -236,10 +238,14 @@ class Guards:
             return None
         program, arguments = program_of(subject.command.words)
         folders = reads_folders(program, arguments)
+        base = subject.cwd or facts.session_dir
+        directory = tar_directory(arguments) if program == "tar" else None
+        if directory is not None:  # `tar czf k.tgz -C ~ .ssh`: names are read from there
+            base = os.path.join(base, expand_home(directory, self.home))
         for word in path_words(subject.command):
             seen = self._secrets.reached(
                 word,
-                base=subject.cwd or facts.session_dir,
+                base=base,
                 session_dir=facts.session_dir,
                 folders=folders,
                 listing=program in LISTING,

@@ -33,38 +33,15 @@ Nothing here does I/O: paths are judged as written, against the cwd.
 
 from __future__ import annotations
 
-import os
 import re
 
-import attrs
-
 from ._programs import AWKS, Invocation, invocation, is_interpreter, is_shell
-from ._scripts import AWK_RUNS, sed_runs
-from ._shapes import PYTHON_MODULES, RUNNERS, SHAPES, TEXT_PROGRAMS, Shape
-from ._shell import PROCESS_SUBSTITUTIONS, SimpleCommand
+from ._scripts import judge_awk, judge_sed
+from ._shapes import PYTHON_MODULES, PYTHON_TEST_MODULES, RUNNERS, SHAPES, TEXT_PROGRAMS, Shape
+from ._shell import SimpleCommand
+from ._verdicts import Harmless, Unknown, code_file, known_words, opaque, path_word
 
-__all__ = ["CommandVerdict", "Dangerous", "Harmless", "Unknown", "judge_command"]
-
-
-@attrs.frozen
-class Harmless:
-    pass
-
-
-@attrs.frozen
-class Unknown:
-    reason: str  # why corral cannot tell what it does
-    word: str  # the word of the line that made it unknown
-
-
-@attrs.frozen
-class Dangerous:
-    guard: str  # the guard that saw it: rm-root, pipe-to-shell, ...
-    word: str  # the word of the line it saw
-
-
-# What corral makes of one command: the closed set the guards work from.
-CommandVerdict = Harmless | Dangerous | Unknown
+__all__ = ["judge_command"]
 
 
 _SENSITIVE_NAMES = re.compile(
@@ -76,22 +53,14 @@ _SENSITIVE_NAMES = re.compile(
     r"|RUBY(?:OPT|LIB)|NODE_(?:OPTIONS|PATH)|NPM_CONFIG_.*|npm_config_.*"
     r"|CARGO_(?:BUILD_.*|TARGET_.*|HOME)|RUSTC.*|CC|CXX|LD|AR|SHELL|CONFIG_SHELL"
 )
-_STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
-
-
-def _opaque(word: str) -> bool:
-    """A word whose value only the shell knows: a variable, a substitution, `~user`."""
-    return "$" in word or "`" in word or (word.startswith("~") and not _home_word(word))
-
-
-def _home_word(word: str) -> bool:
-    return word == "~" or word.startswith("~/")
 
 
 def judge_command(
     command: SimpleCommand, *, cwd: str | None, session_dir: str
 ) -> Harmless | Unknown:
     """Harmless, or why corral cannot tell (and the word that made it so)."""
+    if command.words[:1] == ("command",) and command.words[1:2] in (("-v",), ("-V",)):
+        return Harmless()  # `command -v docker`: where a program is, not running it
     called = invocation(command.words)
     found = _wrappers_and_assignments(called, command)
     if found is None:
@@ -107,13 +76,15 @@ def _wrappers_and_assignments(called: Invocation, command: SimpleCommand) -> Unk
             return Unknown(f"{wrapper} runs the command as another user", wrapper)
         if wrapper == "xargs":
             return Unknown("xargs adds arguments read from standard input", wrapper)
-    if "env" in called.wrappers and any(w.startswith(("-S", "--split")) for w in command.words):
-        return Unknown("env -S splits a string into a command", "-S")
+    if "env" in called.wrappers:
+        for word in command.words[: len(command.words) - len(called.arguments)]:
+            if word.startswith(("-S", "--split", "-C", "--chdir")):
+                return Unknown("env -S or -C: a command or a directory corral cannot see", word)
     for assignment in called.assignments:
         name = assignment.split("=", 1)[0]
         if _SENSITIVE_NAMES.fullmatch(name):
             return Unknown(f"setting {name} changes what runs", assignment)
-    if called.word and (_opaque(called.word) or called.word == "$(...)"):
+    if called.word and (opaque(called.word) or called.word == "$(...)"):
         return Unknown("the program is a variable or a substitution", called.word)
     return None
 
@@ -124,18 +95,9 @@ def _redirects(command: SimpleCommand, cwd: str | None, session_dir: str) -> Unk
             continue  # here-documents are text; `2>&1` names a descriptor
         if redirect.target == "-":
             continue
-        found = _path_word(redirect.target, cwd)
+        found = path_word(redirect.target, cwd)
         if found is not None:
             return found
-    return None
-
-
-def _path_word(word: str, cwd: str | None) -> Unknown | None:
-    """A word that names a file: it must be known, and placed somewhere known."""
-    if _opaque(word):
-        return Unknown("a variable or substitution where a file name goes", word)
-    if cwd is None and not (os.path.isabs(word) or _home_word(word)):
-        return Unknown("a relative path after a cd to a directory only the shell knows", word)
     return None
 
 
@@ -152,8 +114,10 @@ _SYSTEM_DIRS = (
 def _program(called: Invocation, cwd: str | None, session_dir: str, depth: int) -> Unknown | None:
     program, arguments = called.program, called.arguments
     if "/" in called.word and not called.word.startswith(_SYSTEM_DIRS):
-        # `./run.sh`, `.venv/bin/pytest`: the session's own; `/tmp/x/ls` is not `ls`.
-        return _script(called.word, cwd, session_dir, "a program") or _operands(arguments, cwd)
+        # `./run.sh`, `.venv/bin/python`: the session's own; `/tmp/x/ls` is not `ls`.
+        found = code_file(called.word, cwd, session_dir, "a program")
+        if found is not None or not _known_kind(program):
+            return found or known_words(arguments, cwd)
     if program in TEXT_PROGRAMS:
         return _text_program(program, arguments)
     if is_shell(program) or program in ("source", ".", "eval"):
@@ -161,9 +125,9 @@ def _program(called: Invocation, cwd: str | None, session_dir: str, depth: int) 
     if is_interpreter(program):
         return _interpreter(program, arguments, cwd, session_dir, depth)
     if program in AWKS:
-        return _awk(arguments, cwd)
+        return judge_awk(arguments, cwd, session_dir)
     if program == "sed":
-        return _sed(arguments, cwd)
+        return judge_sed(arguments, cwd)
     if program in RUNNERS and depth < 2 and arguments[:1] == (RUNNERS[program],):
         inner = invocation(_without_options(arguments[1:]))
         if not inner.program:
@@ -172,7 +136,20 @@ def _program(called: Invocation, cwd: str | None, session_dir: str, depth: int) 
     shape = SHAPES.get(program)
     if shape is None:
         return Unknown(f"{program} is not on the list of programs corral knows", program)
-    return _shaped(program, shape, arguments, cwd)
+    return _shaped(program, shape, arguments, cwd, session_dir)
+
+
+def _known_kind(program: str) -> bool:
+    """A program judged by its name wherever it lies (`.venv/bin/python -c` is inline code)."""
+    return (
+        program in TEXT_PROGRAMS
+        or program in SHAPES
+        or program in RUNNERS
+        or program in AWKS
+        or program in ("sed", "source", ".", "eval")
+        or is_shell(program)
+        or is_interpreter(program)
+    )
 
 
 def _text_program(program: str, arguments: tuple[str, ...]) -> Unknown | None:
@@ -192,24 +169,6 @@ def _without_options(words: tuple[str, ...]) -> tuple[str, ...]:
     return words[index:]
 
 
-def _script(word: str, cwd: str | None, session_dir: str, what: str) -> Unknown | None:
-    """A file of code is the session's own only if it lies inside the session."""
-    found = _path_word(word, cwd)
-    if found is not None:
-        return found
-    if word in _STDIN_NAMES:
-        return Unknown(f"{what} read from standard input", word)
-    if word in PROCESS_SUBSTITUTIONS:
-        return Unknown(f"{what} made by a command substitution", word)
-    if _home_word(word):
-        return Unknown(f"{what} from the home directory", word)
-    path = os.path.normpath(os.path.join(cwd or session_dir, word))
-    root = os.path.normpath(session_dir)
-    if path != root and not path.startswith(root.rstrip("/") + "/"):
-        return Unknown(f"{what} from outside the session directory", word)
-    return None
-
-
 def _shell(
     program: str, arguments: tuple[str, ...], cwd: str | None, session_dir: str
 ) -> Unknown | None:
@@ -218,13 +177,13 @@ def _shell(
     if program in ("source", "."):
         if not arguments:
             return Unknown(f"{program} without a file", program)
-        return _script(arguments[0], cwd, session_dir, "a script sourced")
+        return code_file(arguments[0], cwd, session_dir, "a script sourced")
     for index, argument in enumerate(arguments):
         if argument == "--" or not argument.startswith(("-", "+")):
             operands = arguments[index + 1 :] if argument == "--" else arguments[index:]
             if not operands:
                 break
-            return _script(operands[0], cwd, session_dir, "a script") or _operands(
+            return code_file(operands[0], cwd, session_dir, "a script") or known_words(
                 operands[1:], cwd
             )
         if argument.startswith("--"):
@@ -253,7 +212,7 @@ def _interpreter(
         if argument in ("--version", "-V", "--help", "-h"):
             return None
         if argument == "--test" and program.startswith("node"):
-            return _operands(arguments[index + 1 :], cwd)  # node's test runner, on files
+            return _code_files(arguments[index + 1 :], cwd, session_dir, "a test node runs")
         if argument == "--" or not argument.startswith("-") or argument == "-":
             break
         if python and argument == "-m" and index + 1 < len(arguments):
@@ -264,7 +223,7 @@ def _interpreter(
     operands = arguments[index + (arguments[index : index + 1] == ("--",)) :]
     if not operands:
         return Unknown(f"{program} reads its program from standard input", program)
-    return _script(operands[0], cwd, session_dir, "a program") or _operands(operands[1:], cwd)
+    return code_file(operands[0], cwd, session_dir, "a program") or known_words(operands[1:], cwd)
 
 
 def _python_module(
@@ -274,44 +233,28 @@ def _python_module(
         return _program(Invocation("pip", arguments), cwd, session_dir, depth=1)
     if module not in PYTHON_MODULES:
         return Unknown(f"python -m {module} runs a module corral does not know", module)
-    return _operands(arguments, cwd)
+    if module in PYTHON_TEST_MODULES:
+        return _code_files(arguments, cwd, session_dir, f"code python -m {module} runs")
+    return known_words(arguments, cwd)
 
 
-def _operands(words: tuple[str, ...], cwd: str | None) -> Unknown | None:
+def _code_files(
+    words: tuple[str, ...], cwd: str | None, session_dir: str, what: str
+) -> Unknown | None:
+    """Operands that are code to run (tests): each must lie inside the session."""
     for word in words:
-        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
-        if not value.startswith("-"):
-            found = _path_word(value, cwd)
+        if not word.startswith("-"):
+            found = code_file(word.partition("::")[0], cwd, session_dir, what)
             if found is not None:
                 return found
-    return None
-
-
-def _awk(arguments: tuple[str, ...], cwd: str | None) -> Unknown | None:
-    index = 0
-    program_given = False
-    while index < len(arguments) and arguments[index].startswith("-"):
-        option = arguments[index]
-        if option in ("-f", "--file"):
-            program_given = True
-        if option in ("-l", "--load", "-E", "--exec") or option.startswith(("-l", "--load")):
-            return Unknown("awk loads an extension or a program file of its own", option)
-        index += 2 if option in ("-v", "-F", "-f", "--file", "--assign") else 1
-    operands = arguments[index:]
-    if not program_given:
-        if not operands:
-            return Unknown("awk without a program", "awk")
-        script, operands = operands[0], operands[1:]
-        if AWK_RUNS.search(script):
-            return Unknown("the awk program runs commands or writes files", script)
-    return _operands(operands, cwd)
+    return known_words(words, cwd)
 
 
 _ASKS_FOR_HELP = frozenset({"--version", "-V", "--help", "-h"})
 
 
 def _shaped(
-    program: str, shape: Shape, arguments: tuple[str, ...], cwd: str | None
+    program: str, shape: Shape, arguments: tuple[str, ...], cwd: str | None, session_dir: str
 ) -> Unknown | None:
     """A program on the list: its options and operands must have a known-safe shape."""
     operands: list[str] = []
@@ -327,13 +270,21 @@ def _shaped(
             operands.append(argument)
             continue
         name, has_value, value = argument.partition("=")
-        if shape.bad(name):
-            return Unknown(f"{program} {name} runs other code or reaches outside", argument)
+        bad = shape.bad(argument, before_subcommand=not operands)
+        if bad is not None:
+            return Unknown(f"{program} {bad} runs other code or reaches outside", argument)
         pattern_given = pattern_given or name in shape.pattern_options
-        if name in shape.text_options:
+        if name in shape.code_options:
+            code = value if has_value else (arguments[index] if index < len(arguments) else "")
             index += 0 if has_value else 1
-        elif has_value and _opaque(value):
+            found = code_file(code, cwd, session_dir, f"{program} {name}'s file")
+            if found is not None:
+                return found
+        elif name in shape.text_options:
+            index += 0 if has_value else 1
+        elif has_value and opaque(value):
             return Unknown("a variable or substitution where a file name goes", argument)
+    subcommand = ""
     if shape.subcommands is not None:
         if not operands and _ASKS_FOR_HELP & set(arguments):
             return None
@@ -341,27 +292,47 @@ def _shaped(
         if subcommand not in shape.subcommands:
             why = f"{program} {subcommand}" if subcommand else f"{program} without a subcommand"
             return Unknown(f"{why} is not one corral knows to be harmless", subcommand or program)
-        found = _subcommand(program, subcommand, tuple(operands[1:]), arguments)
-        if found is not None:
-            return found
         operands = operands[1:]
-    if program in ("curl", "wget"):
-        local = next((w for w in operands if w.lower().startswith("file:")), None)
-        if local is not None:
-            return Unknown(f"{program} reading a local file", local)
-    return _operands(tuple(operands[0 if pattern_given else shape.text_operands :]), cwd)
+    found = _particular(program, subcommand, tuple(operands), arguments)
+    if found is not None:
+        return found
+    files = tuple(operands[0 if pattern_given else shape.text_operands :])
+    if shape.runs_operands:
+        return _code_files(files, cwd, session_dir, f"code {program} runs")
+    return known_words(files, cwd)
 
 
 _GIT_READ_CONFIG = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l"})
 _GIT_READ_ONLY = {"remote": frozenset({"show", "get-url"}), "worktree": frozenset({"list"})}
 
 
-def _subcommand(
+_MAKE_VARIABLES = frozenset({"V", "VERBOSE", "DEBUG", "CI", "Q"})
+
+
+def _particular(
     program: str, subcommand: str, operands: tuple[str, ...], arguments: tuple[str, ...]
 ) -> Unknown | None:
+    """Shapes a table cannot say: git's read-only subcommands, make's variables, ..."""
+    if program == "git":
+        return _git(subcommand, operands, arguments)
+    if program == "make":
+        for operand in operands:
+            name = operand.partition("=")[0]
+            if "=" in operand and name not in _MAKE_VARIABLES:
+                return Unknown(f"make {name}= can change the commands make runs", operand)
+    if program == "go":
+        fetched = next((operand for operand in operands if "@" in operand), None)
+        if fetched is not None:
+            return Unknown("go runs a module fetched from the network", fetched)
+    if program in ("curl", "wget"):
+        local = next((w for w in operands if w.lower().startswith("file:")), None)
+        if local is not None:
+            return Unknown(f"{program} reading a local file", local)
+    return None
+
+
+def _git(subcommand: str, operands: tuple[str, ...], arguments: tuple[str, ...]) -> Unknown | None:
     """What `git config` and `git remote` may do: read."""
-    if program != "git":
-        return None
     if subcommand == "config" and not _GIT_READ_CONFIG & set(arguments):
         return Unknown("git config that is not a read", "config")
     allowed = _GIT_READ_ONLY.get(subcommand)
@@ -370,30 +341,3 @@ def _subcommand(
             f"git {subcommand} {operands[0]} changes the repository's setup", operands[0]
         )
     return None
-
-
-def _sed(arguments: tuple[str, ...], cwd: str | None) -> Unknown | None:
-    """sed: its scripts (`-e`, else the first operand) must not run commands or open files."""
-    scripts: list[str] = []
-    operands: list[str] = []
-    index = 0
-    while index < len(arguments):
-        argument = arguments[index]
-        index += 1
-        if argument in ("-e", "--expression") and index < len(arguments):
-            scripts.append(arguments[index])
-            index += 1
-        elif argument.startswith("--expression="):
-            scripts.append(argument.partition("=")[2])
-        elif argument in ("-f", "--file") or argument.startswith("--file="):
-            return Unknown("sed reads its script from a file", argument)
-        elif argument.startswith("-") and argument != "-":
-            continue
-        else:
-            operands.append(argument)
-    if not scripts and operands:
-        scripts.append(operands.pop(0))
-    for script in scripts:
-        if sed_runs(script):
-            return Unknown("the sed script runs commands or opens files (e, w, r)", script)
-    return _operands(tuple(operands), cwd)

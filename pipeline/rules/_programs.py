@@ -30,7 +30,7 @@ _INTERPRETER_NAME = re.compile(
     r"(?:python|pypy|jython|ipython|perl|ruby|jruby|irb|php|lua|luajit|tclsh|wish|pwsh"
     r"|powershell|node|nodejs|deno|bun|Rscript|R|julia|guile|racket|sbcl|clisp|ghci|runghc"
     r"|osascript|expect|groovy|jshell|scala|elixir|iex|erl|escript|swift|kotlin|dotnet-script)"
-    r"[-.\dmw]*(?:-dbg|-config)?"
+    r"[-.\dmw]*(?:-dbg)?"
 )
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 
@@ -42,8 +42,6 @@ _WRAPPERS_WITH_ARGUMENT = {
     "stdbuf": frozenset("ioe"),
     "env": frozenset("uSC"),
     "ionice": frozenset("cnp"),
-    "chrt": frozenset(),
-    "taskset": frozenset(),
 }
 _WRAPPERS = frozenset(
     {*_WRAPPERS_WITH_ARGUMENT, "command", "builtin", "exec", "nohup", "time", "busybox", "toybox"}

@@ -16,20 +16,34 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-__all__ = ["PYTHON_MODULES", "RUNNERS", "SHAPES", "TEXT_PROGRAMS", "Shape"]
+__all__ = ["PYTHON_MODULES", "PYTHON_TEST_MODULES", "RUNNERS", "SHAPES", "TEXT_PROGRAMS", "Shape"]
 
 
 @attrs.frozen(kw_only=True)
 class Shape:
     text_options: frozenset[str] = frozenset()  # their value is text, not a file
     bad_options: frozenset[str] = frozenset()  # run other code, or write where we cannot see
+    global_bad: frozenset[str] = frozenset()  # bad before the subcommand (`git -c`, `git -C`)
     text_operands: int = 0  # leading operands that are text (a pattern, a filter, a script)
     pattern_options: frozenset[str] = frozenset()  # given, the pattern is no operand (grep -e)
     subcommands: frozenset[str] | None = None  # the first operand must be one of them
+    code_options: frozenset[str] = frozenset()  # their value is code: in the session only
+    runs_operands: bool = False  # operands are code it runs (tests): in the session only
     numbers: bool = False  # `head -20`: a dash and digits is a count, not an option
 
-    def bad(self, name: str) -> bool:
-        return name in self.bad_options
+    def bad(self, argument: str, *, before_subcommand: bool) -> str | None:
+        """The bad option in `argument` (`--pre=x`, `-B/x`, `-sd` with `-d` bad), or None."""
+        name = argument.partition("=")[0]
+        if name in self.bad_options or (before_subcommand and name in self.global_bad):
+            return name
+        if argument.startswith("--") or len(argument) < 3:
+            return None
+        for letter in argument[1:]:  # a bundle, or a short option with its value attached
+            if f"-{letter}" in self.bad_options:
+                return f"-{letter}"
+            if not letter.isalpha():
+                break
+        return None
 
     def signed_numbers(self, argument: str) -> bool:
         return self.numbers and argument[1:].isdigit()
@@ -52,7 +66,7 @@ TEXT_PROGRAMS = _words(
     "echo printf true false : test [ [[ ]] pwd whoami id date uname hostname which type"
     " basename dirname seq expr sleep nproc cd pushd popd export unset set wait exit return"
     " shift local declare typeset readonly read tput clear getconf locale arch logname groups"
-    " hash ulimit umask trap shopt let"
+    " ulimit umask shopt let"
 )
 
 # `uv run pytest`: the runner, then the command it runs (judged in turn).
@@ -69,8 +83,10 @@ RUNNERS: Mapping[str, str] = {
 # `python -m MODULE`: modules that test, lint, format or read (and pip, judged as pip).
 PYTHON_MODULES = _words(
     "pytest unittest json.tool mypy ruff black isort flake8 pylint pyflakes pycodestyle"
-    " compileall py_compile doctest coverage tox nox venv timeit tabnanny pyright"
+    " compileall py_compile doctest coverage tox nox venv tabnanny pyright"
 )
+# Of those, the ones whose operands are code they run: in the session only.
+PYTHON_TEST_MODULES = _words("pytest unittest doctest coverage tox nox")
 
 _READ_FILES = _words(
     "cat head tail less more wc nl tac od xxd hexdump file stat du df ls tree diff cmp comm"
@@ -79,12 +95,12 @@ _READ_FILES = _words(
     " touch mkdir rm rmdir cp mv ln chmod tee truncate gzip gunzip zcat bzip2 bunzip2 bzcat"
     " xz unxz xzcat zstd unzstd lsof ps printenv fd fdfind diff3 nm objdump readelf size"
 )
-_TEST_AND_BUILD = _words(
-    "pytest py.test tox nox mypy ruff black isort flake8 pylint pyright pyflakes"
-    " eslint prettier tsc jest vitest mocha rspec phpunit gofmt rustfmt clang-format"
-    " shellcheck hadolint yamllint markdownlint cmake ninja meson ctest javac gcc g++ cc"
-    " clang clang++ rustc ld ar mvn gradle"
+_CHECKERS = _words(
+    "mypy ruff black isort flake8 pylint pyright pyflakes tsc gofmt rustfmt clang-format"
+    " shellcheck hadolint yamllint markdownlint"
 )
+_TEST_RUNNERS = _words("pytest py.test tox nox jest vitest mocha rspec phpunit")
+_COMPILERS = _words("gcc g++ cc clang clang++ rustc javac ld ar")
 
 _COUNTS = _shape(numbers=True, text_options="-n -c --lines --bytes")
 _GREP = _shape(
@@ -110,7 +126,31 @@ def _build(subcommands: Iterable[str], **fields: object) -> Shape:
 
 SHAPES: Mapping[str, Shape] = {
     **dict.fromkeys(_READ_FILES, Shape()),
-    **dict.fromkeys(_TEST_AND_BUILD, _shape(text_options="-k -m -p --deselect -D")),
+    **dict.fromkeys(_CHECKERS, Shape()),
+    **dict.fromkeys(
+        _TEST_RUNNERS,
+        _shape(
+            runs_operands=True,
+            text_options="-k -m -p --deselect -t --testNamePattern -g --grep -e",
+            code_options="-c --config --rootdir --confcutdir -r --require --setupFiles",
+        ),
+    ),
+    **dict.fromkeys(
+        _COMPILERS,
+        _shape(
+            text_options="-D -U -std -W -O", bad_options="-B -wrapper --sysroot -specs -fplugin"
+        ),
+    ),
+    "eslint": _shape(code_options="-c --config --rulesdir --plugin --resolve-plugins-relative-to"),
+    "prettier": _shape(code_options="--config --plugin"),
+    "cmake": _shape(code_options="-P -C", text_options="-D -G -U"),
+    "ctest": _shape(code_options="-S -SP --script"),
+    "ninja": _shape(code_options="-f", bad_options="-C"),
+    "meson": Shape(),
+    "mvn": _shape(code_options="-f --file -s --settings", text_options="-D -P -pl"),
+    "gradle": _shape(
+        code_options="-b --build-file -I --init-script -c --settings-file", text_options="-P -D"
+    ),
     "head": _COUNTS,
     "tail": _COUNTS,
     "sort": _shape(text_options="-k -t --key --field-separator", bad_options="--compress-program"),
@@ -133,13 +173,17 @@ SHAPES: Mapping[str, Shape] = {
     ),
     "zip": _shape(bad_options="-TT --unzip-command -T"),
     "unzip": _shape(),
-    "make": _shape(bad_options="--eval -E -C --directory", text_options="-j --jobs -l"),
+    "make": _shape(
+        bad_options="--eval -E -C --directory -I --include-dir",
+        code_options="-f --file --makefile",
+        text_options="-j --jobs -l",
+    ),
     "git": _build(
         _GIT_SUBCOMMANDS,
         text_options="-m --message --author --format --pretty --grep -S -G --since --until"
         " --after --before -n --max-count --date -L --committer -U",
-        bad_options="-c -C --git-dir --work-tree --exec-path --namespace --exec -x -O"
-        " --open-files-in-pager --output --upload-pack --receive-pack --config-env"
+        global_bad="-c -C --git-dir --work-tree --exec-path --namespace --config-env",
+        bad_options="--exec -O --open-files-in-pager --output --upload-pack --receive-pack"
         " --ext-diff",
     ),
     "npm": _build(_PACKAGE_SCRIPTS, bad_options="--prefix -C --script-shell"),
@@ -151,7 +195,7 @@ SHAPES: Mapping[str, Shape] = {
     ),
     "go": _build(
         _words("test build vet fmt run list env version doc mod"),
-        bad_options="-exec -toolexec -overlay -C",
+        bad_options="-exec -toolexec -overlay -C -vettool -w -modfile",
     ),
     "pip": _build(_words("list show freeze check --version")),
     "pip3": _build(_words("list show freeze check --version")),

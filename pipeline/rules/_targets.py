@@ -23,6 +23,7 @@ __all__ = [
     "find_roots",
     "options_and_operands",
     "path_words",
+    "tar_directory",
     "write_targets",
 ]
 
@@ -52,11 +53,19 @@ _OUTPUT_OPTIONS = {
     "cargo": ("--target-dir", "--artifact-dir"),
     "cmake": ("-B",),
 }
-# Formatters and fixers rewrite the files they are given, unless only checking.
-_REWRITERS = frozenset(
-    {"black", "isort", "rustfmt", "gofmt", "clang-format", "prettier", "eslint", "ruff", "yapf"}
-    | {"autopep8"}
-)
+# Formatters and fixers rewrite the files they are given: always, or with a flag.
+_REWRITERS: dict[str, tuple[str, ...]] = {
+    "black": (),
+    "isort": (),
+    "rustfmt": (),
+    "autopep8": ("-i", "--in-place"),
+    "yapf": ("-i", "--in-place"),
+    "gofmt": ("-w",),
+    "clang-format": ("-i",),
+    "prettier": ("-w", "--write"),
+    "eslint": ("--fix",),
+    "ruff": ("format", "--fix"),
+}
 _FIND_WRITERS = frozenset({"rm", "rmdir", "shred", "unlink", "mv", "truncate", "chmod", "chown"})
 _BRACE_LIMIT = 64  # words one brace may become; beyond, the word is judged as written
 
@@ -99,9 +108,14 @@ def path_words(command: SimpleCommand) -> list[str]:
 
 
 def find_roots(arguments: tuple[str, ...]) -> list[str]:
-    """The starting points of `find` (`.` when none is given)."""
+    """The starting points of `find` (`.` when none is given), after `-L`, `-D opts`, `-O3`."""
+    index = 0
+    while index < len(arguments) and arguments[index] in ("-H", "-L", "-P", "-D"):
+        index += 2 if arguments[index] == "-D" else 1
+    while index < len(arguments) and arguments[index].startswith("-O"):
+        index += 1
     roots = []
-    for argument in arguments:
+    for argument in arguments[index:]:
         if argument.startswith(("-", "(", "!")):
             break
         roots.append(argument)
@@ -141,12 +155,18 @@ def write_targets(command: SimpleCommand) -> list[str]:
         targets += operands if scripted else operands[1:]
     elif program == "find" and deletes_found(arguments):
         targets += find_roots(arguments)
-    elif program in _REWRITERS and not {"--check", "--diff"} & set(options):
-        targets += operands
+    elif program in _REWRITERS and _rewrites(_REWRITERS[program], arguments):
+        targets += [operand for operand in operands if operand not in ("check", "format")]
     elif program == "tar" and extracts(arguments):
         targets += _option_values(arguments, ("-C", "--directory")) or ["."]
     targets += _option_values(arguments, _OUTPUT_OPTIONS.get(program, ()))
     return [target for target in targets if target != "{}"]  # find's `{}`: judged by its roots
+
+
+def _rewrites(flags: tuple[str, ...], arguments: tuple[str, ...]) -> bool:
+    if {"--check", "--diff"} & set(arguments):
+        return False
+    return not flags or bool(set(flags) & set(arguments))
 
 
 def _in_place(option: str) -> bool:
@@ -180,6 +200,12 @@ def _option_values(arguments: tuple[str, ...], names: tuple[str, ...]) -> list[s
                     values.append(following)
                 break
     return values
+
+
+def tar_directory(arguments: tuple[str, ...]) -> str | None:
+    """tar's `-C DIR`: where the names it is given are read or written."""
+    found = _option_values(arguments, ("-C", "--directory"))
+    return found[-1] if found else None
 
 
 def extracts(arguments: tuple[str, ...]) -> bool:
