@@ -15,7 +15,8 @@ follow-up `cancel_async_message`).
 - `model` / `mode`: `ConfigApplied` with the value asked for, or
   `ConfigRefused` with the CLI's reason.
 - `usage` (`get_usage` after a turn on a claude.ai plan): `PlanUsageUpdated`
-  when the answer holds a window; nothing otherwise (see `_usage.py`).
+  when the answer holds a window; nothing otherwise (see `_usage.py`); an
+  error answer (a CLI without `get_usage`) ends the asking for this process.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def control_outcome(
     if kind == "interrupt":
         return _interrupted(protocol, payload) if ok else []
     if kind == "usage":
+        protocol.reads_usage = ok  # a CLI that refused it once is not asked again
         usage = usage_update(response, protocol.wall_clock_ns())
         return [] if usage is None else [Emitted(kind=PlanUsageUpdated(usage))]
     if kind == "cancel_message":

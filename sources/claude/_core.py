@@ -63,6 +63,7 @@ class ProtocolCore:
     ) -> None:
         self._new_id = new_id
         self.wall_clock_ns = wall_clock_ns  # `fetched_at` of the plan usage read after a turn
+        self.reads_usage = True  # until the CLI refuses `get_usage` once
         self.resume_token = resume_token
         self.model = model
         self.mode = mode
@@ -89,7 +90,7 @@ class ProtocolCore:
     def ask_plan_usage(self) -> None:
         """After a turn on a claude.ai plan: read the plan's usage (`PlanUsageUpdated`)."""
         account = self.initialized.get("account") if self.initialized is not None else None
-        if has_plan(account):
+        if self.reads_usage and has_plan(account):
             self._replies += self._control(Pending("usage"), {**USAGE_REQUEST, "detached": True})
 
     def data_to_send(self) -> bytes:

@@ -227,6 +227,15 @@ def test_a_claude_session_on_a_plan_reads_its_usage_after_each_turn() -> None:
     assert len(_result(protocol)) == 1  # and again after the next turn
 
 
+def test_a_claude_that_refuses_get_usage_is_not_asked_again() -> None:
+    protocol = _initialized(PLAN_ACCOUNT)
+    [asked] = _result(protocol)
+    error = "Unsupported control request subtype: get_usage"
+    refusal = {"subtype": "error", "request_id": asked["request_id"], "error": error}
+    assert protocol.receive({"type": "control_response", "response": refusal}) == []
+    assert _result(protocol) == []
+
+
 def test_a_claude_session_without_a_plan_reads_no_usage() -> None:
     assert _result(_initialized(API_KEY_ACCOUNT)) == []
 
