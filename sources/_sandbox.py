@@ -64,7 +64,6 @@ _HOME_STATE = (
     ".gemini",
     ".copilot",
     ".cache",
-    ".npm",
 )
 _STATE_VARIABLES = ("CODEX_HOME", "XDG_CACHE_HOME", "CLAUDE_CONFIG_DIR", "COPILOT_HOME")
 
@@ -161,9 +160,11 @@ class Sandboxes:
         )
 
 
-def private_tmp(session_dir: str) -> str:
-    """A fresh temporary directory for a session's sandboxed commands (blocking)."""
-    del session_dir  # kept apart from it: the session directory is the project
+def private_tmp() -> str:
+    """A fresh temporary directory for sandboxed processes (blocking).
+
+    Kept apart from the session directory, which is the project itself.
+    """
     return tempfile.mkdtemp(prefix="corral-sandbox-")
 
 
@@ -213,7 +214,7 @@ def agent_argv(
     made = None
     tmpdir = env.get("TMPDIR")
     if not tmpdir or not os.path.isdir(tmpdir):
-        tmpdir = made = private_tmp(cwd)
+        tmpdir = made = private_tmp()
     writable.append(os.path.realpath(tmpdir))
     wrapped = [
         *_base(spec.bwrap),
@@ -237,7 +238,7 @@ class CommandBox:
     async def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """`argv` as it runs inside the sandbox (the private tmp is made on first use)."""
         if self._tmp is None:
-            self._tmp = await asyncio.to_thread(private_tmp, self.session_dir)
+            self._tmp = await asyncio.to_thread(private_tmp)
         return command_argv(self.spec, argv, session_dir=self.session_dir, tmp=self._tmp, cwd=cwd)
 
     async def close(self) -> None:

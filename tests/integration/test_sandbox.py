@@ -187,6 +187,8 @@ async def test_sandbox_on_without_a_working_bubblewrap_refuses_to_open(
             await runtime.open(ref, str(dirs[0]), policy=policy_file(tmp_path, "on"))
         assert refused.value.kind.value == "UnsupportedFeature"
         assert "bubblewrap" in str(refused.value)
+        with pytest.raises(CorralError, match="sandbox: true needs bubblewrap"):
+            await runtime.open(ref, str(dirs[0]), sandbox=True)
         # auto: the session opens, its commands unsandboxed, and info says so
         session = await runtime.open(ref, str(dirs[0]), policy=policy_file(tmp_path, "auto"))
         sandbox = session.info().details.sandbox
