@@ -3,6 +3,7 @@
 Capabilities are advertised honestly. Claude Code has no real steer: a
 message sent mid-turn runs as a turn of its own, so `Steer` is absent and
 the engine queues prompts instead. It cannot roll back over this wire.
+`PlanUsage`: it tells a claude.ai plan's quota (`get_usage`, `_usage.py`).
 
 Settings (live, through control requests):
 - `model`: the choices the `initialize` response lists (`set_model`);
@@ -61,6 +62,7 @@ CAPABILITIES = Capabilities(
             Capability.PLAN,
             Capability.SUBAGENTS,
             Capability.CONTEXT_USAGE,
+            Capability.PLAN_USAGE,  # `plan_usage`, and PlanUsageUpdated after turns
         }
     ),
     mcp_transports=(McpTransport.STDIO, McpTransport.HTTP, McpTransport.SSE),

@@ -50,6 +50,7 @@ CAPABILITIES = Capabilities(
             Capability.ROLLBACK,
             Capability.PLAN,
             Capability.CONTEXT_USAGE,
+            Capability.PLAN_USAGE,  # `plan_usage`, and PlanUsageUpdated after turns
             Capability.COMPACT,
         }
     ),

@@ -16,10 +16,18 @@ import pytest
 from corral.actors._usage_cache import PlanUsageCache
 from corral.pipeline.driver import Emitted
 from corral.pipeline.errors import CorralError, ErrorKind
-from corral.pipeline.events import Fields, PlanUsage, PlanUsageUpdated, SystemTime, UsageWindow
+from corral.pipeline.events import (
+    Capability,
+    Fields,
+    PlanUsage,
+    PlanUsageUpdated,
+    SystemTime,
+    UsageWindow,
+)
 from corral.sources.claude._protocol import ClaudeProtocol
 from corral.sources.claude._usage import verdict
 from corral.sources.codex._usage import plan_of, usage_from
+from corral.sources.registry import default_catalog
 
 from tests.support.schema import check
 
@@ -50,6 +58,20 @@ class Reader:
         if isinstance(self.outcome, CorralError):
             raise self.outcome
         return self.outcome
+
+
+# ---- who can tell ---------------------------------------------------------------
+
+
+def test_exactly_the_agents_that_can_tell_advertise_plan_usage() -> None:
+    catalog = default_catalog()
+    telling = {
+        entry.id
+        for entry in catalog.entries()
+        if Capability.PLAN_USAGE in entry.details.capabilities.features
+    }
+    assert telling == {"claude", "codex"}
+    assert {entry.id for entry in catalog.entries() if entry.plan_usage is not None} == telling
 
 
 # ---- the cache -----------------------------------------------------------------
