@@ -33,6 +33,7 @@ Nothing here does I/O: paths are judged as written, against the cwd.
 
 from __future__ import annotations
 
+import os
 import re
 
 from ._programs import AWKS, Invocation, invocation, is_interpreter, is_shell
@@ -113,7 +114,7 @@ _SYSTEM_DIRS = (
 
 def _program(called: Invocation, cwd: str | None, session_dir: str, depth: int) -> Unknown | None:
     program, arguments = called.program, called.arguments
-    if "/" in called.word and not called.word.startswith(_SYSTEM_DIRS):
+    if "/" in called.word and not os.path.normpath(called.word).startswith(_SYSTEM_DIRS):
         # `./run.sh`, `.venv/bin/python`: the session's own; `/tmp/x/ls` is not `ls`.
         found = code_file(called.word, cwd, session_dir, "a program")
         if found is not None or not _known_kind(program):

@@ -100,7 +100,7 @@ _CHECKERS = _words(
     " shellcheck hadolint yamllint markdownlint"
 )
 _TEST_RUNNERS = _words("pytest py.test tox nox jest vitest mocha rspec phpunit")
-_COMPILERS = _words("gcc g++ cc clang clang++ rustc javac ld ar")
+_COMPILERS = _words("gcc g++ cc clang clang++ rustc javac")
 
 _COUNTS = _shape(numbers=True, text_options="-n -c --lines --bytes")
 _GREP = _shape(
@@ -161,7 +161,6 @@ SHAPES: Mapping[str, Shape] = {
     "ag": _GREP,
     "ack": _GREP,
     "jq": _shape(text_operands=1, text_options="--arg --argjson -r"),
-    "yq": _shape(text_operands=1),
     "find": _shape(
         text_options="-name -iname -path -ipath -regex -iregex -type -maxdepth -mindepth"
         " -size -mtime -mmin -atime -ctime -user -group -perm -newer -printf -wholename",

@@ -42,6 +42,9 @@ _OUTPUT_OPTIONS = {
     "cp": ("-t", "--target-directory"),
     "mv": ("-t", "--target-directory"),
     "gcc": ("-o",),
+    "clang++": ("-o",),
+    "pytest": ("--basetemp", "--junitxml", "--junit-xml", "--result-log"),
+    "py.test": ("--basetemp", "--junitxml", "--junit-xml"),
     "cc": ("-o",),
     "clang": ("-o",),
     "g++": ("-o",),
@@ -66,6 +69,7 @@ _REWRITERS: dict[str, tuple[str, ...]] = {
     "eslint": ("--fix",),
     "ruff": ("format", "--fix"),
 }
+_COMPRESSORS = frozenset({"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd"})
 _FIND_WRITERS = frozenset({"rm", "rmdir", "shred", "unlink", "mv", "truncate", "chmod", "chown"})
 _BRACE_LIMIT = 64  # words one brace may become; beyond, the word is judged as written
 
@@ -141,26 +145,50 @@ def write_targets(command: SimpleCommand) -> list[str]:
         if r.op in _WRITE_REDIRECTS and not (r.target.isdigit() or r.target == "-")
     ]
     program, arguments = program_of(command.words)
-    options, operands = options_and_operands(arguments)
-    if program in _WRITES_EVERY_ARGUMENT:
-        targets += operands
-    elif program in _WRITES_AFTER_FIRST:
-        targets += operands[1:]
-    elif program in _WRITES_LAST:
-        targets += operands[-1:]
-    elif program == "dd":
-        targets += [a[3:] for a in arguments if a.startswith("of=")]
-    elif program == "sed" and any(_in_place(option) for option in options):
-        scripted = any(o in ("-e", "--expression", "-f", "--file") for o in options)
-        targets += operands if scripted else operands[1:]
-    elif program == "find" and deletes_found(arguments):
-        targets += find_roots(arguments)
-    elif program in _REWRITERS and _rewrites(_REWRITERS[program], arguments):
-        targets += [operand for operand in operands if operand not in ("check", "format")]
-    elif program == "tar" and extracts(arguments):
-        targets += _option_values(arguments, ("-C", "--directory")) or ["."]
+    if arguments[:1] == ("-m",) and len(arguments) > 1:  # `python -m pytest`: pytest's writes
+        program, arguments = arguments[1], arguments[2:]
+    targets += _writes(program, arguments)
     targets += _option_values(arguments, _OUTPUT_OPTIONS.get(program, ()))
     return [target for target in targets if target != "{}"]  # find's `{}`: judged by its roots
+
+
+def _writes(program: str, arguments: tuple[str, ...]) -> list[str]:
+    """The operands a program writes (or creates, or deletes)."""
+    options, operands = options_and_operands(arguments)
+    if program in _WRITES_EVERY_ARGUMENT or program == "venv":
+        return operands
+    if program in _WRITES_AFTER_FIRST:
+        return operands[1:]
+    if program in _WRITES_LAST:
+        return operands[-1:]
+    if program in ("uniq", "xxd"):
+        return operands[1:2]  # `uniq IN OUT`
+    if program == "zip" or (program == "git" and operands[:1] == ["init"]):
+        return operands[:1] if program == "zip" else operands[1:]
+    if program in _COMPRESSORS and not {"-c", "--stdout", "-t", "--test", "-l"} & set(options):
+        return operands  # `gzip f` replaces f by f.gz
+    if program == "dd":
+        return [a[3:] for a in arguments if a.startswith("of=")]
+    if program == "sed" and any(_in_place(option) for option in options):
+        scripted = any(o in ("-e", "--expression", "-f", "--file") for o in options)
+        return operands if scripted else operands[1:]
+    if program == "find" and deletes_found(arguments):
+        return find_roots(arguments)
+    if program in _REWRITERS and _rewrites(_REWRITERS[program], arguments):
+        return [operand for operand in operands if operand not in ("check", "format")]
+    if program == "tar" and extracts(arguments):
+        return _option_values(arguments, ("-C", "--directory")) or ["."]
+    if program == "tar":
+        return _tar_archive(arguments)
+    return []
+
+
+def _tar_archive(arguments: tuple[str, ...]) -> list[str]:
+    """The archive tar writes: `-f FILE`, or the word after an old-style `czf`."""
+    first = arguments[0] if arguments else ""
+    if first and not first.startswith("-") and "f" in first:
+        return list(arguments[1:2])
+    return _option_values(arguments, ("-f", "--file"))
 
 
 def _rewrites(flags: tuple[str, ...], arguments: tuple[str, ...]) -> bool:

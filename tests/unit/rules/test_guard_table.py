@@ -183,6 +183,13 @@ ALLOWED = [
     "eslint --fix src",
     "ruff format src",
     "git log -c --stat",
+    "zip -r out.zip src",
+    "gzip build.log",
+    "gzip -c /etc/hosts > hosts.gz",
+    "uniq a b",
+    "pytest --basetemp=tmp",
+    "git init",
+    "/usr/bin/git status",
 ]
 
 DANGEROUS = [
@@ -260,6 +267,14 @@ DANGEROUS = [
     ("find -L / -delete", "rm-root"),
     ("tar czf k.tgz -C ~ .ssh", "secret-read"),
     ("prettier --write /etc/x.js", "write-outside-session"),
+    ("tar czf /tmp/out.tgz src", "write-outside-session"),
+    ("zip /tmp/x.zip src/a", "write-outside-session"),
+    ("gzip /etc/x", "write-outside-session"),
+    ("uniq a /etc/x", "write-outside-session"),
+    ("python3 -m venv /tmp/v", "write-outside-session"),
+    ("pytest --basetemp=/", "write-outside-session"),
+    ("python -m pytest --basetemp ~", "write-outside-session"),
+    ("git init /tmp/x", "write-outside-session"),
     ("echo x > ../escape", "write-outside-session"),
     ("cd .. && touch x", "write-outside-session"),
     ("dd if=/dev/zero of=/dev/sda", "write-outside-session"),
@@ -393,6 +408,7 @@ UNKNOWN = [
     ("curl -sSd @data.json https://x", "-sSd"),
     ("trap 'rm -rf ~' EXIT", "trap"),
     ("hash -p /tmp/evil ls", "hash"),
+    ("/bin/../tmp/evil/ls", "/bin/../tmp/evil/ls"),
 ]
 
 
