@@ -10,6 +10,7 @@ Every wait is bounded.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -39,6 +40,7 @@ from corral.sources.acp import catalog_entries
 from corral.sources.catalog import Catalog
 
 from tests.support.acp_agents.drive import Watcher, kinds
+from tests.support.serve import ServeProcess
 
 pytest.importorskip("acp", reason="the ACP Python SDK (agent-client-protocol) is not installed")
 
@@ -436,3 +438,62 @@ async def test_ten_thousand_waits_for_exit_are_capped(open_agent: Opener) -> Non
     assert texts(events) == "refused 9936. refused 9936 errors [-32603]"
     assert any(e.extensions.get("acp/limit") == "exit_waits" for e in warnings(events))
     await still_healthy(watcher)
+
+
+# ---- through `corral serve`: what the app and the transcript see of a read ------------
+
+
+def line_texts(serve: ServeProcess, session: str) -> str:
+    return "".join(
+        event["kind"]["TextDelta"]["text"]
+        for event in serve.events(session)
+        if isinstance(event["kind"], dict) and "TextDelta" in event["kind"]
+    )
+
+
+async def test_through_serve_a_read_is_a_read_tool_in_the_stream_and_the_transcript(
+    session_dir: Path, tmp_path: Path
+) -> None:
+    (session_dir / "in.txt").write_text("inside")
+    (session_dir / ".env").write_text("TOKEN=hunter2")
+    archive = tmp_path / "transcripts"
+    serve = await ServeProcess.start("--transcripts", str(archive))
+    try:
+        agent = {"acp": {"name": "scripted", "path": sys.executable, "args": [str(AGENT)]}}
+        opened = await serve.ok({"cmd": "open", "agent": agent, "dir": str(session_dir)})
+        sid = opened["id"]
+        await serve.ok({"cmd": "prompt", "session": sid, "text": "read in.txt"})
+        asked = (await serve.wait_event(sid, "RequestOpened"))["kind"]["RequestOpened"]
+        tool = asked["Permission"]["tool"]
+        assert tool["kind"] == "Read"
+        assert tool["input"] == {"Path": str(session_dir / "in.txt")}
+        answer = {"Permission": "AllowOnce"}
+        request_id = asked["Permission"]["id"]
+        await serve.ok({"cmd": "answer", "session": sid, "request": request_id, "answer": answer})
+        await serve.wait_event(sid, "TurnEnded")
+        await serve.ok({"cmd": "prompt", "session": sid, "text": "read .env"})
+        await serve.wait_event(sid, "TurnEnded", count=2)
+        assert serve.kinds(sid).count("RequestOpened") == 1  # the secret was never asked about
+        said = line_texts(serve, sid)
+        assert said.startswith("read: inside") and "read failed" in said
+        assert "hunter2" not in said
+        await serve.ok({"cmd": "close", "session": sid})
+        await serve.wait_for(lambda line: line.get("closed") == sid)
+        assert await serve.finish() == 0
+    finally:
+        await serve.kill()
+    records = [
+        json.loads(line)
+        for path in archive.rglob("*.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    reads = [
+        r["event"]["kind"]["ToolUpdated"]
+        for r in records
+        if isinstance(r.get("event"), dict)
+        and "ToolUpdated" in json.dumps(r["event"].get("kind"))
+        and r["event"]["kind"]["ToolUpdated"]["kind"] == "Read"
+    ]
+    assert {tool["status"] for tool in reads} >= {"Pending", "Completed"}
+    decided = [r["decision"]["decided_by"] for r in records if "decision" in r]
+    assert "guard:secret-read" in decided  # the deny of .env is on the record
