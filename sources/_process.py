@@ -141,7 +141,7 @@ class AgentProcess:
     ) -> AgentProcess:
         """Start `argv` (inside the sandbox when `sandbox.agent`), watched by a task in `tasks`."""
         token = Family.new_token()
-        full_env = {**env, **Family(0, token).environment()}
+        full_env = {**env, **Family.environment(token)}
         launched, scratch = list(argv), None
         if sandbox is not None and sandbox.agent:
             launched, scratch = await asyncio.to_thread(

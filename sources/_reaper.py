@@ -108,6 +108,8 @@ class Family:
     """The root process `root` (a group leader) and everything that descends from it."""
 
     def __init__(self, root: int, token: str) -> None:
+        if root <= 1 or root == os.getpid():  # killpg would reach init, or corral itself
+            raise ValueError(f"{root} cannot be the root of a family")
         self.root = root
         self.token = token
         self._mark = f"\0{FAMILY_VARIABLE}={token}\0".encode()
@@ -118,9 +120,10 @@ class Family:
     def new_token() -> str:
         return f"{os.getpid()}-{secrets.token_hex(8)}"
 
-    def environment(self) -> dict[str, str]:
-        """What the root's environment must carry for orphans to be recognised."""
-        return {FAMILY_VARIABLE: self.token}
+    @staticmethod
+    def environment(token: str) -> dict[str, str]:
+        """What a root's environment must carry for its orphans to be recognised."""
+        return {FAMILY_VARIABLE: token}
 
     def _same(self, pid: int) -> tuple[str, int, int] | None:
         stat = _stat(pid)

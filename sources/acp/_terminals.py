@@ -146,7 +146,7 @@ class Terminals:
             )
         try:
             token = Family.new_token()
-            env = {**self._env, **dict(spec.env), **Family(0, token).environment()}
+            env = {**self._env, **dict(spec.env), **Family.environment(token)}
             process = await spawn_command(spec, env, self._box)
         except (OSError, ValueError) as error:  # ValueError: an argument Python refuses
             raise FsRefused(INTERNAL_ERROR, f"cannot start the command: {error}") from None

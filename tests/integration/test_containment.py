@@ -255,7 +255,10 @@ async def test_a_family_never_claims_a_process_that_does_not_descend_from_it() -
         await stranger.wait()
 
 
-def test_a_family_token_marks_only_its_own_root() -> None:
-    family = Family(os.getpid(), Family.new_token())
-    assert family.environment() == {"CORRAL_FAMILY": family.token}
-    assert Family.new_token() != family.token
+def test_a_family_is_never_rooted_at_init_or_at_corral_itself() -> None:
+    token = Family.new_token()
+    assert Family.environment(token) == {"CORRAL_FAMILY": token}
+    assert Family.new_token() != token
+    for root in (0, 1, os.getpid()):
+        with pytest.raises(ValueError):
+            Family(root, token)
