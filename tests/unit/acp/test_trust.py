@@ -22,7 +22,7 @@ from corral.pipeline.events import (
 )
 from corral.pipeline.policy import PolicyContext
 from corral.pipeline.rules import explain, load_preset, parse_policy
-from corral.sources._jsonrpc import RpcRequest
+from corral.sources._jsonrpc import RpcRequest, unreadable_request_id
 from corral.sources.acp._asks import MAX_OPEN_ASKS, Reply, RunCommand
 from corral.sources.acp._requests import AgentRequests
 from corral.sources.acp._terminal import CommandSpec, changes_what_runs
@@ -243,3 +243,39 @@ def test_past_the_bound_a_request_is_refused_with_one_warning_per_crossing(
         requests.agent_request(RpcRequest("again", "session/request_permission", params))
     )
     assert isinstance(more[-1], RequestAsked)
+
+
+def test_a_failure_after_the_answer_is_an_error_to_the_agent_and_a_warning(
+    tmp_path: Path,
+) -> None:
+    peer = RecordingPeer()
+    requests = AgentRequests(peer, str(tmp_path), Translator())  # type: ignore[arg-type]
+    pushed: list[Any] = []
+
+    async def push(events: list[Any]) -> None:
+        pushed.extend(events)
+
+    async def broken() -> None:
+        raise OSError("the disk went away")
+
+    asyncio.run(requests.guarded(5, "write", broken(), push))
+    assert peer.replies == [
+        (5, "error", (-32603, "corral failed to serve write: OSError: the disk went away"))
+    ]
+    [warning] = pushed
+    assert warning.extensions["acp/request_failed"] == "write"
+
+
+@pytest.mark.parametrize(
+    ("prefix", "request_id"),
+    [
+        ('{"jsonrpc":"2.0","id":12,"method":"fs/read_text_file","params":{"path":"\\ud800', 12),
+        ('{"jsonrpc":"2.0","id":"r-1","method":"x","params":{', "r-1"),
+        ('{"method":"x","id":-3,', -3),
+        ('{"jsonrpc":"2.0","id":12,"result":{"x":"\\ud800', None),  # a response, not a request
+        ('{"jsonrpc":"2.0","method":"session/update","params":{', None),  # a notification
+        ("not json at all", None),
+    ],
+)
+def test_the_id_of_a_request_json_cannot_read(prefix: str, request_id: object) -> None:
+    assert unreadable_request_id(prefix) == request_id
