@@ -63,7 +63,7 @@ from ._targets import (
     tar_directory,
     write_targets,
 )
-from ._verdicts import CommandVerdict, Dangerous, Harmless, Unknown
+from ._verdicts import STDIN_NAMES, CommandVerdict, Dangerous, Harmless, Unknown
 
 __all__ = ["GuardHit", "Guards"]
 
@@ -71,7 +71,6 @@ _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "aria2c", "x
 _SOURCING = frozenset({"eval", "source", "."})
 _WRITE_KINDS = frozenset({"Edit", "Delete", "Move"})
 _DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
-_STDIN = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
 
 
 @attrs.frozen(kw_only=True)
@@ -376,7 +375,7 @@ def _runs_stdin(command: SimpleCommand) -> bool:
         return not any(o.startswith("-") and not o.startswith("--") and "c" in o for o in options)
     if is_interpreter(program):
         runs_other = any(option in ("-m", "-c", "-e", "-E") for option in options)
-        return not runs_other and (not operands or operands[0] in _STDIN)
+        return not runs_other and (not operands or operands[0] in STDIN_NAMES)
     if program in AWKS:
         return awk_runs_commands(called.arguments)
-    return program in ("source", ".") and operands[:1] in ([], *([s] for s in _STDIN))
+    return program in ("source", ".") and operands[:1] in ([], *([s] for s in STDIN_NAMES))
