@@ -96,7 +96,7 @@ def usage_from(result: Fields, plan: str | None, now_ns: int) -> PlanUsage:
     buckets = result.opt_obj("rateLimitsByLimitId")
     for key, raw in buckets.raw.items() if buckets is not None else ():
         bucket = Fields(raw, f"rateLimitsByLimitId.{key}")
-        if key == main.opt_string("limitId"):
+        if key == main.opt_string("limitId") or raw == main.raw:
             continue  # the bucket `rateLimits` mirrors
         extra = _snapshot(bucket, plan, now_ns)
         name = bucket.opt_string("limitName") or key

@@ -299,6 +299,13 @@ def test_codex_rate_limits_without_a_window_are_an_answer_without_windows() -> N
     assert (usage.plan, usage.windows) == ("plus", ())
 
 
+def test_codex_bucket_mirrored_by_rate_limits_is_not_counted_twice() -> None:
+    main = {"limitId": None, "primary": {"usedPercent": 4, "windowDurationMins": 300}}
+    result = {"rateLimits": main, "rateLimitsByLimitId": {"codex": main}}
+    usage = usage_from(Fields(result), None, NOW_NS)
+    assert [(w.label, w.used_percent) for w in usage.windows] == [("Session", 4)]
+
+
 def test_codex_windows_are_labelled_by_their_length() -> None:
     result = {
         "rateLimits": {
