@@ -15,7 +15,13 @@ held the agent's stdout would otherwise keep the pipe from its EOF, and
 the session from ending. If the pipe still gives neither data nor EOF a
 little later (a holder corral cannot see), `read` reports EOF anyway.
 The other way round, an agent that closes its stdout but keeps running
-is given `_OUTLIVE` seconds to exit after EOF (`wait`), then stopped.
+is given `_OUTLIVE` seconds to exit after EOF (`wait`), then stopped. Its
+EOF may never come (its children may hold copies of the pipe: under uvloop
+every child does), so the watcher also reads /proc: an fd 1 closed or
+replaced means the output ended, and a silent pipe then reads as EOF.
+
+`spawn(..., sandbox=spec)` runs the agent inside corral's sandbox when
+`spec.agent` (`_sandbox.agent_argv`); its private TMPDIR goes with it.
 
 stderr is drained continuously by a task in the session's task group into
 a bounded tail (the last lines, for `ProcessExited.stderr`), so a chatty
