@@ -27,11 +27,12 @@ driver events it becomes, and the agent's reply on the wire.
 
 Bounds: the agent cannot pile up work in a session. At most
 `MAX_OPEN_ASKS` requests wait on the policy or the app, at most
-`MAX_EXIT_WAITS` `terminal/wait_for_exit` calls wait (kill and release,
-which free what waits, are never refused for that), at most `MAX_TERMINALS`
-terminals run, and at most `MAX_OUTSTANDING` requests of the agent are
-being served at all; past a bound the request gets a JSON-RPC error
-saying which bound, and the app one Warning Diagnostic per crossing.
+`MAX_EXIT_WAITS` `terminal/wait_for_exit` calls wait, at most
+`MAX_TERMINALS` terminals run, and at most `MAX_OUTSTANDING` requests of
+the agent are being served at all (kill and release, which free what
+waits, are counted apart so they are never refused behind the rest); past
+a bound the request gets a JSON-RPC error saying which bound, and the app
+one Warning Diagnostic per crossing.
 
 Failure: no exception from serving one request ends the session. An
 unexpected one becomes a JSON-RPC internal error to the agent and a
@@ -77,6 +78,7 @@ Spawn = Callable[[Coroutine[Any, Any, None], str], None]
 MAX_EXIT_WAITS = 64  # terminal/wait_for_exit calls waiting at once
 MAX_OUTSTANDING = 128  # the agent's requests being served at once, all kinds
 _WAITING_CALLS = frozenset({"terminal/wait_for_exit", "terminal/kill", "terminal/release"})
+_FREEING = frozenset({"terminal/kill", "terminal/release"})
 _ASKING = frozenset(
     {"session/request_permission", "fs/read_text_file", "fs/write_text_file", "terminal/create"}
 )
@@ -100,6 +102,7 @@ class AgentRequests:
         self._terminals = terminals  # None: corral does not offer `terminal`
         self._spawn = spawn
         self._exit_waits = 0
+        self._freeing = 0  # kill and release calls being served
         self._serving = 0  # our tasks serving one request each (calls, reads, writes, starts)
         self._limits_hit: set[str] = set()  # bounds crossed and not yet left
         if terminals is not None:
@@ -143,6 +146,7 @@ class AgentRequests:
                 return []
             case method if method in _WAITING_CALLS and self._terminals is not None:
                 self._exit_waits += method == "terminal/wait_for_exit"
+                self._freeing += method in _FREEING
                 self._start(self._terminal_call(request.id, method, params), f"acp-{method}")
                 return []
         await self.reply(
@@ -170,9 +174,15 @@ class AgentRequests:
             ),
             (
                 "outstanding",
-                True,
-                self._serving + len(asks.open_ids()) >= MAX_OUTSTANDING,
+                method not in _FREEING,
+                self._serving - self._freeing + len(asks.open_ids()) >= MAX_OUTSTANDING,
                 f"{MAX_OUTSTANDING} of the agent's requests are being served",
+            ),
+            (  # kill and release free what waits: bounded on their own, never behind the rest
+                "freeing",
+                method in _FREEING,
+                self._freeing >= MAX_OUTSTANDING,
+                f"{MAX_OUTSTANDING} terminal/kill and terminal/release calls are being served",
             ),
         )
         for bound, applies, crossed, why in bounds:
@@ -357,6 +367,7 @@ class AgentRequests:
             return
         finally:
             self._exit_waits -= method == "terminal/wait_for_exit"
+            self._freeing -= method in _FREEING
         await self.reply(Reply(rpc_id, result))
 
     def terminal_exited(self, terminal_id: str) -> list[DriverEvent]:
