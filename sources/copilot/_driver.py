@@ -215,13 +215,10 @@ class CopilotDriver:
             ):
                 self._telemetry.unknown_frame()
                 frame = {"method": method, "params": params}
-                return [
-                    _note(
-                        DiagnosticLevel.INFO,
-                        f"Copilot sent {method}",
-                        **{RAW_KEY: frame, "corral/unknown_frame": method},
-                    )
-                ]
+                marks = {RAW_KEY: frame, "corral/unknown_frame": method}
+                if isinstance(item, RpcRequest):  # answered -32601 by `_serve_request`
+                    marks[DECLINED_KEY] = method
+                return [_note(DiagnosticLevel.INFO, f"Copilot sent {method}", **marks)]
             case WireNoise(reason=reason, raw=raw):
                 return [
                     _note(
