@@ -18,7 +18,10 @@ test programs) and its arguments have a known-safe shape:
 - interpreters only on a script file inside the session or a module on the
   list (`python -m pytest`): inline code (`python -c`, `perl -e`, `node
   -e`), a program on standard input (`| python3`, `sh <<EOF`, `bash -s`),
-  `sh -c`, `eval` and `source` of a file outside the session are unknown;
+  `eval` and `source` of a file outside the session are unknown. A shell's
+  `-c STRING` is read by the shell reader like the line itself (`bash -lc
+  'make'` is `make`), so only a string it cannot see is unknown (`sh -c
+  "$X"`, `sh -c "$(curl ...)"`);
 - `sed` and `awk` only with scripts that do not run commands or open files
   of their own (`s/x/y/e`, `w file`, `system()`, `print | "cmd"`);
 - no wrapper that changes who runs it or what it is given: `sudo`, `doas`,
@@ -179,8 +182,17 @@ def _shell(
         if not arguments:
             return Unknown(f"{program} without a file", program)
         return code_file(arguments[0], cwd, session_dir, "a script sourced")
-    for index, argument in enumerate(arguments):
+    command_string = False
+    index = -1
+    while index + 1 < len(arguments):
+        index += 1
+        argument = arguments[index]
+        if argument in ("-o", "+o", "-O", "+O"):  # `-o pipefail`: an option and its name
+            index += 1
+            continue
         if argument == "--" or not argument.startswith(("-", "+")):
+            if command_string:
+                return None  # `bash -lc 'make test'`: the reader read the string, see above
             operands = arguments[index + 1 :] if argument == "--" else arguments[index:]
             if not operands:
                 break
@@ -188,12 +200,22 @@ def _shell(
                 operands[1:], cwd
             )
         if argument.startswith("--"):
+            if argument not in _SHELL_LONG_OPTIONS:
+                return Unknown(f"{program} {argument} reads a file or input of its own", argument)
             continue
-        if "c" in argument[1:]:
-            return Unknown(f"{program} -c runs a command string", argument)
-        if "s" in argument[1:] or "i" in argument[1:]:
+        if set(argument[1:]) - _SHELL_FLAGS:
             return Unknown(f"{program} {argument} reads its script from standard input", argument)
+        command_string = command_string or "c" in argument
     return Unknown(f"{program} reads its script from standard input", program)
+
+
+# `bash -lc STRING` is how Codex runs every command. The shell reader reads
+# STRING (for `find -exec sh -c` too) and judges each of its commands, so the
+# shell itself adds nothing unseen: a variable or a substitution as STRING is
+# read as an unknown command. Flags that read a script from elsewhere
+# (`-s`, `-i`, `--rcfile`) are not among these.
+_SHELL_FLAGS = frozenset("celuxvfabhkmnptBCEHPT")
+_SHELL_LONG_OPTIONS = frozenset({"--login", "--norc", "--noprofile", "--posix", "--noediting"})
 
 
 _INLINE_PYTHON = re.compile(r"-[^-]*c.*|--command")

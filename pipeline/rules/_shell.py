@@ -352,9 +352,17 @@ class _Reader:
                         break
                     words.append(word)
                 if words:
-                    found.append(SimpleCommand(words=tuple(words)))
+                    found.append(self._exec_command(tuple(words)))
         self.commands.extend(found)
         return found
+
+    def _exec_command(self, words: tuple[str, ...]) -> SimpleCommand:
+        """A command `find` runs; a shell's `-c` string is read like any other."""
+        program, arguments = program_of(words)
+        inner: list[SimpleCommand] = []
+        if is_shell(program) or program == "eval":
+            inner = self._separately(_script_argument(program, arguments))
+        return SimpleCommand(words=words, inner=tuple(inner))
 
     def _end_pipeline(self, pipeline: list[SimpleCommand], last: SimpleCommand) -> None:
         pipeline.append(last)
