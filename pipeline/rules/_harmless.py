@@ -232,8 +232,8 @@ def _interpreter(
     index = 0
     while index < len(arguments):
         argument = arguments[index]
-        if argument in ("--version", "-V", "--help", "-h"):
-            return None
+        if argument in ("--version", "-V", "--help", "-h") or (argument == "-v" and not python):
+            return None  # `node -v`, `perl -v`: the version, then exit
         if argument == "--test" and program.startswith("node"):
             return _code_files(arguments[index + 1 :], cwd, session_dir, "a test node runs")
         if argument == "--" or not argument.startswith("-") or argument == "-":

@@ -134,6 +134,7 @@ ALLOWED = [
     "NODE_ENV=test npm test",
     "node --test",
     "node --version",
+    "node -v",
     "node server.js",
     "perl script.pl",
     "eslint src",
