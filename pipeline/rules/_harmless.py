@@ -280,6 +280,32 @@ def _shaped(
     program: str, shape: Shape, arguments: tuple[str, ...], cwd: str | None, session_dir: str
 ) -> Unknown | None:
     """A program on the list: its options and operands must have a known-safe shape."""
+    read = _read_options(program, shape, arguments, cwd, session_dir)
+    if isinstance(read, Unknown):
+        return read
+    operands, pattern_given = read
+    subcommand = ""
+    if shape.subcommands is not None:
+        if not operands and _ASKS_FOR_HELP & set(arguments):
+            return None
+        subcommand = operands[0] if operands else ""
+        if subcommand not in shape.subcommands:
+            why = f"{program} {subcommand}" if subcommand else f"{program} without a subcommand"
+            return Unknown(f"{why} is not one corral knows to be harmless", subcommand or program)
+        operands = operands[1:]
+    found = _particular(program, subcommand, tuple(operands), arguments)
+    if found is not None:
+        return found
+    files = tuple(operands[0 if pattern_given else shape.text_operands :])
+    if shape.runs_operands:
+        return _code_files(files, cwd, session_dir, f"code {program} runs")
+    return known_words(files, cwd)
+
+
+def _read_options(
+    program: str, shape: Shape, arguments: tuple[str, ...], cwd: str | None, session_dir: str
+) -> tuple[list[str], bool] | Unknown:
+    """The operands, and whether an option gave the pattern; or what made it unknown."""
     operands: list[str] = []
     pattern_given = False
     index = 0
@@ -287,8 +313,7 @@ def _shaped(
         argument = arguments[index]
         index += 1
         if argument == "--":
-            operands += arguments[index:]
-            break
+            return [*operands, *arguments[index:]], pattern_given
         if not argument.startswith("-") or argument == "-" or shape.signed_numbers(argument):
             operands.append(argument)
             continue
@@ -307,22 +332,7 @@ def _shaped(
             index += 0 if has_value else 1
         elif has_value and opaque(value):
             return Unknown("a variable or substitution where a file name goes", argument)
-    subcommand = ""
-    if shape.subcommands is not None:
-        if not operands and _ASKS_FOR_HELP & set(arguments):
-            return None
-        subcommand = operands[0] if operands else ""
-        if subcommand not in shape.subcommands:
-            why = f"{program} {subcommand}" if subcommand else f"{program} without a subcommand"
-            return Unknown(f"{why} is not one corral knows to be harmless", subcommand or program)
-        operands = operands[1:]
-    found = _particular(program, subcommand, tuple(operands), arguments)
-    if found is not None:
-        return found
-    files = tuple(operands[0 if pattern_given else shape.text_operands :])
-    if shape.runs_operands:
-        return _code_files(files, cwd, session_dir, f"code {program} runs")
-    return known_words(files, cwd)
+    return operands, pattern_given
 
 
 _GIT_READ_CONFIG = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l"})

@@ -87,8 +87,7 @@ class RulePolicy:
             self._trace(facts, index, mode, mode_allows) for index in range(len(facts.subjects))
         )
         hits = self._guards.hits(facts)
-        # What a rule allows or asks about by name is known: `unknown-command`
-        # stands only between a mode (or a deadline's default) and an allow.
+        # `unknown-command` stops a mode's allow, not a rule's: what a rule names is known.
         stopping = tuple(hit for hit in hits if _named_by_rules(hit, traces) is None)
         strictest = min(traces, key=lambda trace: _STRICTNESS[trace.outcome])
         notes: list[str] = []
