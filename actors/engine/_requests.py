@@ -7,6 +7,12 @@ deadline). An app answer is checked against the offer (`_answers.refusal`)
 and accepted exactly once. Cancel, turn end and close withdraw what is
 still open. Every path ends in `_close`, which writes the one `Decision`
 record and, for a request the app saw, the one `RequestClosed`.
+
+At most `MAX_OPEN_REQUESTS` requests wait on the app at once: an agent that
+asks without end (a loop, a bug) would otherwise grow the session's memory
+and the app's list without bound. Past it, a request the policy would
+forward is declined to the agent at once (`DenyOnce` when offered, else
+withdrawn), with a Warning `Diagnostic` and a decision `decided_by` "limit".
 """
 
 from __future__ import annotations
@@ -32,7 +38,9 @@ from ._answers import refusal
 from ._core import EngineCore
 from ._state import OpenRequest
 
-__all__ = ["RequestsMixin"]
+__all__ = ["MAX_OPEN_REQUESTS", "RequestsMixin"]
+
+MAX_OPEN_REQUESTS = 64
 
 
 def _tool_kind(request: Request) -> str | None:
@@ -76,6 +84,9 @@ class RequestsMixin(EngineCore):
         if isinstance(verdict, Decide):
             self._auto_decide(asked, verdict)
             return
+        if len(self.requests) >= MAX_OPEN_REQUESTS:
+            self._decline_over_limit(asked)
+            return
         self.requests[request.id] = OpenRequest(
             request=request,
             turn_id=turn.id,
@@ -109,6 +120,27 @@ class RequestsMixin(EngineCore):
                 extensions={"corral/decision": decision.to_wire()},
             )
         self.record(decision)
+
+    def _decline_over_limit(self, asked: RequestAsked) -> None:
+        request = asked.request
+        message = (
+            f"the agent has {len(self.requests)} requests open, the most corral keeps "
+            f"({MAX_OPEN_REQUESTS}); request {request.id} was declined"
+        )
+        if isinstance(request, PermissionRequest) and PermissionChoice.DENY_ONCE in request.options:
+            deny = PermissionAnswer(PermissionChoice.DENY_ONCE)
+            self.command(Respond(request_id=request.id, answer=deny, message=message))
+            decision = "deny_once"
+        else:
+            self.command(Withdraw(request.id))
+            decision = "cancelled"
+        self.closed_requests.add(request.id)
+        self.emit(
+            Diagnostic(level=DiagnosticLevel.WARNING, message=message),
+            parent_tool_id=asked.parent_tool_id,
+            extensions={"corral/declined_request": request.id},
+        )
+        self.record(self._decision(request, decision, "limit", 0.0))
 
     def _decision(
         self, request: Request, decision: str, decided_by: str, waited: float

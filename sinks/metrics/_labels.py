@@ -107,7 +107,9 @@ def exit_kind(status: str) -> str:
     return "unknown"
 
 
-_DECIDERS = frozenset({"app", "timeout", "cancel", "turn_end", "shutdown", "agent", "generate"})
+_DECIDERS = frozenset(
+    {"app", "timeout", "cancel", "turn_end", "shutdown", "agent", "generate", "limit"}
+)
 _MODES = frozenset({"mode:Ask", "mode:AutoApprove", "mode:AcceptEdits"})
 # Rule ids are the user's (open); guard ids are corral's own five (closed).
 _GUARDS = frozenset(f"guard:{guard}" for guard in GUARD_IDS)
