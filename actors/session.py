@@ -52,6 +52,7 @@ from ..pipeline.events import (
     SessionStatus,
 )
 from ..pipeline.records import Closed, Opened, Prompted, SessionFailed, SinkItem
+from ..pipeline.sizes import item_size
 from ..pipeline.stages import FanOut, Sink
 from .engine import Engine, Pending
 
@@ -77,6 +78,9 @@ class ActorSettings:
     driver_capacity: int = 64  # driver events buffered before the source pauses
     events_capacity: int = 256  # records buffered before the engine pauses
     sink_capacity: int = 256  # per sink
+    # Each of those channels also holds at most this many bytes (`pipeline.sizes`):
+    # 256 events of an agent's 16 MB lines would be 4 GB. A larger item passes alone.
+    channel_bytes: int = 8 * 1024 * 1024
     close_grace: float = 5.0  # EOF → SIGTERM → SIGKILL within this
     command_timeout: float = 30.0  # writing a command to a stuck agent
 
@@ -98,14 +102,26 @@ class SessionActor:
         self.driver = driver
         self.settings = settings if settings is not None else ActorSettings()
         self.session_id = engine.session_id
+        size, max_bytes = item_size, self.settings.channel_bytes
         self.driver_events: Channel[DriverEvent] = Channel(
-            self.settings.driver_capacity, name=f"{self.session_id}/driver"
+            self.settings.driver_capacity,
+            name=f"{self.session_id}/driver",
+            max_bytes=max_bytes,
+            size=size,
         )
         self.events_out: Channel[SinkItem] = Channel(
-            self.settings.events_capacity, name=f"{self.session_id}/engine"
+            self.settings.events_capacity,
+            name=f"{self.session_id}/engine",
+            max_bytes=max_bytes,
+            size=size,
         )
         self.sink_channels = [
-            Channel[SinkItem](self.settings.sink_capacity, name=f"{self.session_id}/{sink.name}")
+            Channel[SinkItem](
+                self.settings.sink_capacity,
+                name=f"{self.session_id}/{sink.name}",
+                max_bytes=max_bytes,
+                size=size,
+            )
             for sink in sinks
         ]
         self._sinks = tuple(sinks)

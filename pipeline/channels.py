@@ -1,9 +1,17 @@
 """Bounded channels between stages: backpressure, explicit close, statistics.
 
-A `Channel` holds at most `capacity` items. `send` waits while it is full,
+A `Channel` holds at most `capacity` items and, when given `max_bytes` and
+a `size` function, at most that many bytes of them. `send` waits while it is full,
 which is how backpressure travels upstream: a slow sink stops the fan-out,
 which stops the engine, which stops the source reading the agent's stdout,
 and the OS pipe then stops the agent. Nothing is dropped.
+
+The byte bound is what keeps memory bounded when items differ wildly in
+size: 256 text deltas are a few kilobytes, 256 events of an agent's 16 MB
+lines are 4 GB. An item larger than the whole bound is still admitted when
+the channel is empty (alone), so no item can wait forever; an item that fits
+waits until the bytes ahead of it leave. `size` is called once per item, on
+its way in, and must not change for an item.
 
 Three distinct endings (after trio's memory channels):
 - the sender called `close()`: receivers drain what is left, then get
@@ -23,7 +31,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Generic, TypeVar
 
 import attrs
@@ -56,17 +64,34 @@ class ChannelStats:
     received_total: int
     blocked_seconds_total: float
     closed: bool
+    bytes: int = 0  # held now, by `size` (0 without a byte bound)
+    max_bytes: int | None = None
 
 
 class Channel(Generic[T]):
     """A bounded FIFO between one stage and the next."""
 
-    def __init__(self, capacity: int, *, name: str = "channel") -> None:
+    def __init__(
+        self,
+        capacity: int,
+        *,
+        name: str = "channel",
+        max_bytes: int | None = None,
+        size: Callable[[T], int] | None = None,
+    ) -> None:
         if capacity < 1:
             # asyncio.Queue(0) means unbounded; a channel never does.
             raise ValueError(f"channel capacity must be at least 1, got {capacity}")
+        if (max_bytes is None) != (size is None):
+            raise ValueError("a byte bound needs both max_bytes and size")
+        if max_bytes is not None and max_bytes < 1:
+            raise ValueError(f"channel max_bytes must be at least 1, got {max_bytes}")
         self.name = name
         self._capacity = capacity
+        self._max_bytes = max_bytes
+        self._size = size
+        self._bytes = 0
+        self._sizes: deque[int] = deque()  # each held item's size, with a byte bound
         self._items: deque[T] = deque()
         self._senders: deque[asyncio.Future[None]] = deque()
         self._receivers: deque[asyncio.Future[None]] = deque()
@@ -94,7 +119,33 @@ class Channel(Generic[T]):
             received_total=self._received,
             blocked_seconds_total=self._blocked_seconds,
             closed=self._closed,
+            bytes=self._bytes,
+            max_bytes=self._max_bytes,
         )
+
+    # ---- the byte bound (only with `max_bytes`) ----------------------------------------
+
+    def _fits(self, nbytes: int) -> bool:
+        """Room for an item of `nbytes` by the byte bound (any item, alone)."""
+        assert self._max_bytes is not None
+        return not self._items or self._bytes + nbytes <= self._max_bytes
+
+    def _put(self, item: T, nbytes: int) -> None:
+        self._items.append(item)
+        if self._size is not None:
+            self._sizes.append(nbytes)
+            self._bytes += nbytes
+
+    def _taken(self, count: int = 1) -> None:
+        """`count` items left from the front: their bytes with them."""
+        if self._size is not None:
+            for _ in range(count):
+                self._bytes -= self._sizes.popleft()
+
+    def _has_room(self, nbytes: int) -> bool:
+        if len(self._items) >= self._capacity:
+            return False
+        return self._max_bytes is None or self._fits(nbytes)
 
     def _check_open(self) -> None:
         if self._aborted:
@@ -114,9 +165,10 @@ class Channel(Generic[T]):
         """Put without waiting; False when full."""
         if self._closed:
             self._check_open()
-        if len(self._items) >= self._capacity:
+        nbytes = 0 if self._size is None else self._size(item)
+        if not self._has_room(nbytes):
             return False
-        self._items.append(item)
+        self._put(item, nbytes)
         self._sent += 1
         if self._receivers:
             self._wake(self._receivers)
@@ -127,16 +179,26 @@ class Channel(Generic[T]):
         if self._closed:
             self._check_open()
         items = self._items
-        if len(items) < self._capacity and not self._senders:
-            # The fast path: room, and nobody queued ahead of us.
-            items.append(item)
-            self._sent += 1
-            if self._receivers:
-                self._wake(self._receivers)
-            return
+        if self._size is None:
+            nbytes = 0
+            if len(items) < self._capacity and not self._senders:
+                # The fast path: room, and nobody queued ahead of us.
+                items.append(item)
+                self._sent += 1
+                if self._receivers:
+                    self._wake(self._receivers)
+                return
+        else:
+            nbytes = self._size(item)
+            if not self._senders and self._has_room(nbytes):
+                self._put(item, nbytes)
+                self._sent += 1
+                if self._receivers:
+                    self._wake(self._receivers)
+                return
         started = time.perf_counter()
         try:
-            while len(self._items) >= self._capacity:
+            while not self._has_room(nbytes):
                 waiter = asyncio.get_running_loop().create_future()
                 self._senders.append(waiter)
                 try:
@@ -150,7 +212,7 @@ class Channel(Generic[T]):
                 self._check_open()
         finally:
             self._blocked_seconds += time.perf_counter() - started
-        self._items.append(item)
+        self._put(item, nbytes)
         self._sent += 1
         self._wake(self._receivers)
         if len(self._items) < self._capacity:
@@ -163,6 +225,7 @@ class Channel(Generic[T]):
                 raise EndOfChannel(self.name)
             return None
         item = self._items.popleft()
+        self._taken()
         self._received += 1
         if self._senders:
             self._wake(self._senders)
@@ -171,6 +234,7 @@ class Channel(Generic[T]):
     async def receive(self) -> T:
         if self._items:
             item = self._items.popleft()
+            self._taken()
             self._received += 1
             if self._senders:
                 self._wake(self._senders)
@@ -188,6 +252,7 @@ class Channel(Generic[T]):
                     self._wake(self._receivers)
                 raise
         item = self._items.popleft()
+        self._taken()
         self._received += 1
         self._wake(self._senders)
         return item
@@ -203,6 +268,7 @@ class Channel(Generic[T]):
         items = self._items
         while items and len(batch) < limit:
             batch.append(items.popleft())
+        self._taken(len(batch) - 1)
         self._received += len(batch) - 1
         if self._senders:
             self._wake(self._senders)
@@ -263,6 +329,8 @@ class Channel(Generic[T]):
         self._aborted = True
         self._closed = True
         self._items.clear()
+        self._sizes.clear()
+        self._bytes = 0
         for waiter in (*self._receivers, *self._senders):
             if not waiter.done():
                 waiter.set_result(None)

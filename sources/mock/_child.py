@@ -32,6 +32,7 @@ from ...pipeline.driver import (
 )
 from ...pipeline.errors import AgentGone
 from ...pipeline.events import Diagnostic, DiagnosticLevel, ShapeError
+from ...pipeline.sizes import item_size
 from ...pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from .._process import AgentProcess
 from ._driver import MockDriver
@@ -41,6 +42,7 @@ from ._wire import decode_event, encode_command
 __all__ = ["ProcessMockDriver"]
 
 MAX_LINE = 16 * 1024 * 1024
+FRAMES_BYTES = 8 * 1024 * 1024  # decoded lines held before reading pauses (one larger: alone)
 
 
 def decode_problem(kind: str, message: str, **extra: object) -> Emitted:
@@ -64,7 +66,9 @@ class ProcessMockDriver:
         self._telemetry = telemetry
         self._max_line = max_line
         self._process: AgentProcess | None = None
-        self._frames: Channel[DriverEvent] = Channel(64, name=f"{spec.session_id}/mock-child")
+        self._frames: Channel[DriverEvent] = Channel(
+            64, name=f"{spec.session_id}/mock-child", max_bytes=FRAMES_BYTES, size=item_size
+        )
 
     @property
     def pid(self) -> int | None:

@@ -31,6 +31,8 @@ class ServeProcess:
         self._arrived = asyncio.Condition()
         self._next_id = 0
         self._reader: asyncio.Task[None] | None = None
+        self._reading = asyncio.Event()  # cleared: the app stops reading (backpressure)
+        self._reading.set()
         self.stderr = b""
 
     @classmethod
@@ -61,7 +63,7 @@ class ServeProcess:
 
     async def _read(self) -> None:
         assert self.process.stdout is not None
-        while raw := await self.process.stdout.readline():
+        while await self._reading.wait() and (raw := await self.process.stdout.readline()):
             line = orjson.loads(raw)
             check_line(line)
             async with self._arrived:
@@ -69,6 +71,24 @@ class ServeProcess:
                 self._arrived.notify_all()
         async with self._arrived:
             self._arrived.notify_all()
+
+    def pause_reading(self) -> None:
+        """Stop reading corral's stdout, as a stalled app would: its pipe fills up.
+
+        The pipe's transport stops too: the stream reader would otherwise go on
+        buffering (its limit is 256 MiB here) what nobody reads.
+        """
+        self._reading.clear()
+        self._stdout_transport().pause_reading()
+
+    def resume_reading(self) -> None:
+        self._stdout_transport().resume_reading()
+        self._reading.set()
+
+    def _stdout_transport(self) -> asyncio.ReadTransport:
+        transport = self.process._transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+        assert isinstance(transport, asyncio.ReadTransport)
+        return transport
 
     async def send_raw(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -171,6 +191,8 @@ class ServeProcess:
             return await self.process.wait()
 
     async def kill(self) -> None:
+        if not self._reading.is_set():
+            self.resume_reading()  # a paused pipe never reaches EOF: `wait` would hang
         if self.process.returncode is None:
             self.process.kill()
             await self.process.wait()
