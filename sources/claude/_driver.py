@@ -47,6 +47,7 @@ from ...pipeline.driver import (
 from ...pipeline.errors import AgentGone, CorralError, ErrorKind
 from ...pipeline.events import AgentDetails, AgentInstallation
 from ...pipeline.framing import LineSplitter, Oversized
+from ...pipeline.sizes import item_size
 from ...pipeline.telemetry import SessionTelemetry
 from .._private import PrivateFile
 from .._process import AgentProcess, exit_status
@@ -59,6 +60,7 @@ from ._system import oversized
 __all__ = ["ClaudeDriver", "load_attachments"]
 
 _EVENTS_CAPACITY = 64
+_EVENTS_BYTES = 8 * 1024 * 1024  # 64 events of 16 MB lines would be 1 GB (one larger: alone)
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _IMAGE_LIMIT = 20 * 1024 * 1024
 
@@ -106,7 +108,10 @@ class ClaudeDriver:
             mode=self._launch.mode,
         )
         self._events: Channel[DriverEvent] = Channel(
-            _EVENTS_CAPACITY, name=f"{spec.session_id}/claude"
+            _EVENTS_CAPACITY,
+            name=f"{spec.session_id}/claude",
+            max_bytes=_EVENTS_BYTES,
+            size=item_size,
         )
         self._process: AgentProcess | None = None
         self._lines = LineSplitter()
