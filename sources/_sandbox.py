@@ -66,6 +66,9 @@ _HOME_STATE = (
     ".cache",
 )
 _STATE_VARIABLES = ("CODEX_HOME", "XDG_CACHE_HOME", "CLAUDE_CONFIG_DIR", "COPILOT_HOME")
+# XDG folders that hold an agent's state under its own name (opencode's).
+_XDG_STATE = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+_XDG_AGENTS = ("opencode",)
 
 
 @attrs.frozen
@@ -74,9 +77,6 @@ class SandboxProbe:
 
     bwrap: str | None
     reason: str
-
-    def to_wire(self) -> dict[str, object]:
-        return {"tool": "bubblewrap", "available": self.bwrap is not None, "reason": self.reason}
 
 
 def _base(bwrap: str) -> list[str]:
@@ -104,7 +104,8 @@ def probe(environ: Mapping[str, str]) -> SandboxProbe:
     if not found:
         return SandboxProbe(None, "bubblewrap (bwrap) is not installed")
     with tempfile.TemporaryDirectory(prefix="corral-probe-") as scratch:
-        argv = [*_base(found), *_binds([scratch]), "--", "/bin/sh", "-c", f"touch {scratch}/ok"]
+        touch = ["/bin/sh", "-c", 'touch "$1/ok"', "sh", scratch]
+        argv = [*_base(found), *_binds([scratch]), "--", *touch]
         try:
             done = subprocess.run(
                 argv, capture_output=True, timeout=_PROBE_TIMEOUT, check=False, env=dict(environ)
@@ -187,6 +188,12 @@ def agent_state_paths(env: Mapping[str, str]) -> list[str]:
     home = env.get("HOME") or os.path.expanduser("~")
     candidates = [os.path.join(home, name) for name in _HOME_STATE]
     candidates += [env[name] for name in _STATE_VARIABLES if env.get(name)]
+    candidates += [
+        os.path.join(env[base], agent)
+        for base in _XDG_STATE
+        if env.get(base)
+        for agent in _XDG_AGENTS
+    ]
     found = []
     for path in candidates:
         if not os.path.isabs(path):
