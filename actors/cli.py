@@ -315,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     from ..sinks.transcript import register_cli as register_archive_cli
 
     register_archive_cli(commands)
+    from .importing import register_cli as register_import_cli
+
+    register_import_cli(commands)
     return parser
 
 

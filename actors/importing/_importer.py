@@ -1,9 +1,12 @@
 """`corral import`: the agents' own transcripts, normalized into the archive.
 
-For each file: detect its format (`sources.replay.detect_format`), read it
+For each file: detect its format (`actors.replay.detect_format`), read it
 with that agent's reader into replay items, run them through a real engine
-(`sources.replay.replay`), and write the records with the same writer (and
-redaction) as a live session, to `import/<format>/<format>-<hash>.jsonl`.
+(`actors.replay.replay`), and write the records with the same writer (and
+redaction) as a live session (`sinks.transcript`), to
+`import/<format>/<format>-<hash>.jsonl`. It lives in `actors/` because it
+drives the engine and feeds a sink: it joins a source to a sink, which
+neither may do by itself.
 
 - Idempotent: the transcript id is the hash of the file's content, so a
   file imported before is found and skipped ("already imported"); a file
@@ -30,7 +33,16 @@ import attrs
 
 from ...pipeline.driver import PromptSent, ReplayItem
 from ...pipeline.records import SinkItem
-from ...sources.replay import (
+from ...sinks.transcript import (
+    FsyncPolicy,
+    TranscriptWriteError,
+    TranscriptWriter,
+    WriterSettings,
+    files_of,
+    fsync_dir,
+    read_transcript,
+)
+from ..replay import (
     AGENT_FORMATS,
     NativeReaders,
     ReaderUnavailable,
@@ -39,10 +51,6 @@ from ...sources.replay import (
     imported_installation,
     replay,
 )
-from ._file import FsyncPolicy, TranscriptWriteError, fsync_dir
-from ._paths import files_of
-from ._reader import read_transcript
-from ._writer import TranscriptWriter, WriterSettings
 
 __all__ = ["ImportReport", "Progress", "import_paths"]
 

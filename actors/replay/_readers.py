@@ -50,7 +50,7 @@ AGENT_FORMATS: dict[str, AgentFormat] = {
     "copilot": AgentFormat(id="copilot", name="GitHub Copilot CLI", module="copilot"),
 }
 
-_SOURCES = __name__.rsplit(".", 2)[0]  # "corral.sources"
+_SOURCES = __name__.rsplit(".", 3)[0] + ".sources"  # "corral.sources"
 _PEEK_BYTES = 256 * 1024
 _PEEK_LINES = 40
 _CODEX_TYPES = frozenset(

@@ -30,7 +30,6 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
-from ...actors.engine import Engine, EngineSettings
 from ...pipeline.driver import (
     Handshake,
     PromptSent,
@@ -48,6 +47,7 @@ from ...pipeline.events import (
     SystemTime,
 )
 from ...pipeline.records import Closed, Opened, Prompted, SessionFailed, SinkItem
+from ..engine import Engine, EngineSettings
 
 __all__ = ["ReplaySession", "imported_installation", "replay"]
 

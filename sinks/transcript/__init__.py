@@ -5,7 +5,8 @@
   session's sink, `TranscriptWriter` the blocking writer under it.
 - `read_transcript`, `repair`, `find_transcripts`: reading the archive back.
 - `TranscriptIndex`: the SQLite full-text index, updated incrementally.
-- `import_paths`: the agents' own transcripts, normalized into the archive.
+- `corral import` (the agents' own transcripts, normalized into the archive)
+  drives the engine, so it lives in `actors/importing`, above this package.
 - `register_cli`, `add_archive_options`, `settings_from_args`: the command line.
 
 The file format is described in `_format.py`.
@@ -13,11 +14,10 @@ The file format is described in `_format.py`.
 
 from ._archive import Archive, TranscriptSettings
 from ._cli import add_archive_options, register_cli, settings_from_args
-from ._file import FsyncPolicy, TranscriptWriteError
+from ._file import FsyncPolicy, TranscriptWriteError, fsync_dir
 from ._format import FORMAT_VERSION
-from ._importer import ImportReport, import_paths
 from ._index import TranscriptIndex
-from ._paths import TranscriptFiles, default_transcripts_dir, find_transcripts
+from ._paths import TranscriptFiles, default_transcripts_dir, files_of, find_transcripts
 from ._reader import Problem, Transcript, is_live, read_transcript, repair
 from ._redact import Redactor
 from ._sink import TranscriptSink
@@ -28,7 +28,6 @@ __all__ = [
     "FORMAT_VERSION",
     "Archive",
     "FsyncPolicy",
-    "ImportReport",
     "Problem",
     "Redactor",
     "Transcript",
@@ -42,8 +41,9 @@ __all__ = [
     "WriterSettings",
     "add_archive_options",
     "default_transcripts_dir",
+    "files_of",
     "find_transcripts",
-    "import_paths",
+    "fsync_dir",
     "is_live",
     "read_transcript",
     "register_cli",

@@ -1,11 +1,12 @@
-"""The archive's command line: `corral transcripts ...` and `corral import`.
+"""The archive's command line: `corral transcripts ...`.
 
     corral transcripts list [--limit N] [--json]
     corral transcripts show ID [--color | --no-color]
     corral transcripts export ID --html [-o FILE]
     corral transcripts search TEXT... [--limit N]
     corral transcripts replay ID            the line protocol again, through the line writer
-    corral import PATH... [--progress] [--no-redact]
+
+(`corral import` drives the engine, so it lives above sinks, in `actors/importing`.)
 
 Every command takes `--transcripts DIR` (default `$CORRAL_HOME/transcripts`).
 An ID may be a unique prefix or part of a transcript id. Reading commands
@@ -33,7 +34,6 @@ from ..lines import LineWriter
 from ._archive import TranscriptSettings, corral_version
 from ._file import FsyncPolicy
 from ._format import ErrorRecord, EventRecord
-from ._importer import Progress, import_paths
 from ._index import TranscriptIndex
 from ._paths import default_transcripts_dir, files_of
 from ._reader import Transcript, read_transcript
@@ -201,26 +201,6 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _import(args: argparse.Namespace) -> int:
-    settings = TranscriptSettings.from_environ(
-        os.environ,
-        dir=Path(args.transcripts).expanduser() if args.transcripts else None,
-        redact=not args.no_redact,
-    )
-    show_progress = args.progress or sys.stderr.isatty()
-    report = import_paths(
-        [Path(p) for p in args.paths],
-        root=settings.dir,
-        settings=settings.writer_settings(),
-        progress=lambda total: Progress(total, enabled=show_progress),
-    )
-    sys.stdout.write(report.render())
-    if report.imported:
-        with TranscriptIndex(settings.dir) as index:
-            index.update()
-    return 1 if report.failed else 0
-
-
 # ---- wiring ------------------------------------------------------------------------
 
 
@@ -244,7 +224,7 @@ def _with_dir(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def register_cli(subparsers: Any) -> None:
-    """Add `transcripts` and `import` to the `corral` command's subparsers."""
+    """Add `transcripts` to the `corral` command's subparsers."""
     archive = subparsers.add_parser("transcripts", help="the transcript archive")
     commands = archive.add_subparsers(dest="transcripts_command", required=True, metavar="COMMAND")
 
@@ -273,13 +253,3 @@ def register_cli(subparsers: Any) -> None:
     replay = _with_dir(commands.add_parser("replay", help="write a session's line protocol again"))
     replay.add_argument("id", metavar="ID")
     replay.set_defaults(run=_guarded(_replay))
-
-    importing = _with_dir(
-        subparsers.add_parser(
-            "import", help="import Claude Code, Codex and Copilot transcripts into the archive"
-        )
-    )
-    importing.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
-    importing.add_argument("--progress", action="store_true", help="show progress (even off a TTY)")
-    importing.add_argument("--no-redact", action="store_true", help="import secrets as they are")
-    importing.set_defaults(run=_guarded(_import))

@@ -10,7 +10,7 @@ Turn ends: the file has no `result` line, so a turn ends where the file
 says so: an assistant message that stopped for good (`end_turn`,
 `stop_sequence`, `max_tokens`: `Completed`; `refusal`: `Refused`; an API
 error message: `Failed`), or an interruption marker (`Cancelled`). A turn
-the file leaves open is ended by the replay (`sources/replay`), which also
+the file leaves open is ended by the replay (`actors/replay`), which also
 acknowledges each prompt's turn, so the reader yields no `TurnBegan` for
 prompts. A `/compact` run while idle is a turn of the agent's own (as live):
 `TurnBegan` at its compaction boundary, ended by the command's output line.

@@ -23,6 +23,8 @@ from typing import Any
 
 import orjson
 import pytest
+from corral.actors.importing import register_cli as register_import_cli
+from corral.actors.replay import ReplaySession, imported_installation, replay
 from corral.actors.runtime import Runtime, RuntimeSettings
 from corral.actors.session import ActorSettings
 from corral.pipeline.driver import Emitted, PromptSent, ReplayItem, TurnFinished
@@ -52,7 +54,6 @@ from corral.sinks.transcript._cli import replay_lines
 from corral.sinks.transcript._format import PromptRecord
 from corral.sinks.transcript._paths import files_of
 from corral.sources.mock import parse_script
-from corral.sources.replay import ReplaySession, imported_installation, replay
 
 from tests.integration.helpers import until
 from tests.support.disks import tmpfs
@@ -654,7 +655,9 @@ async def test_corral_serve_no_redact_keeps_secrets_as_they_were(
 
 def _cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="corral")
-    register_cli(parser.add_subparsers(dest="command", required=True))
+    commands = parser.add_subparsers(dest="command", required=True)
+    register_cli(commands)
+    register_import_cli(commands)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result
@@ -723,10 +726,10 @@ def test_an_unknown_id_is_a_clear_error(archive: Path, capsys: pytest.CaptureFix
 def test_import_then_search_finds_a_word_from_each_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from corral.sources.replay import NativeReaders
+    from corral.actors.replay import NativeReaders
 
     monkeypatch.setattr(
-        "corral.sinks.transcript._importer.NativeReaders", lambda: NativeReaders(TEST_READERS)
+        "corral.actors.importing._importer.NativeReaders", lambda: NativeReaders(TEST_READERS)
     )
     planted_copy(tmp_path / "native")
     root = str(tmp_path / "archive")
@@ -888,10 +891,10 @@ def test_the_html_export_of_an_imported_session_shows_the_prompt_escaped(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from corral.sources.replay import NativeReaders
+    from corral.actors.replay import NativeReaders
 
     monkeypatch.setattr(
-        "corral.sinks.transcript._importer.NativeReaders", lambda: NativeReaders(TEST_READERS)
+        "corral.actors.importing._importer.NativeReaders", lambda: NativeReaders(TEST_READERS)
     )
     native = planted_copy(tmp_path / "native")
     archive = tmp_path / "archive"

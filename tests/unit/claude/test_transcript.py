@@ -97,8 +97,8 @@ def test_every_item_is_valid_on_the_line_protocol() -> None:
 
 
 def replayed(name: str) -> list[Event]:
-    """Events of the archive's replay (sources/replay) of one transcript, schema-checked."""
-    replay = pytest.importorskip("corral.sources.replay")
+    """Events of the archive's replay (actors/replay) of one transcript, schema-checked."""
+    replay = pytest.importorskip("corral.actors.replay")
     session = replay.ReplaySession(
         session_id="s1", agent=replay.imported_installation("claude"), started_ns=0
     )

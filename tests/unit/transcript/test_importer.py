@@ -7,17 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
+from corral.actors.importing import ImportReport, Progress, import_paths
+from corral.actors.replay import AGENT_FORMATS, AgentFormat, NativeReaders
 from corral.pipeline.driver import ReplayItem
 from corral.sinks.transcript import (
-    ImportReport,
     TranscriptIndex,
     WriterSettings,
     find_transcripts,
-    import_paths,
     read_transcript,
 )
-from corral.sinks.transcript._importer import Progress
-from corral.sources.replay import AGENT_FORMATS, AgentFormat, NativeReaders
 
 from tests.support.schema import check, validator
 

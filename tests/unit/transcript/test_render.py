@@ -13,10 +13,10 @@ from corral.pipeline.events import (
     ToolUpdate,
     ToolUpdated,
 )
+from corral.pipeline.records import Prompted
 from corral.sinks.transcript import TranscriptIndex, read_transcript
 from corral.sinks.transcript._paths import files_of
 from corral.sinks.transcript._render import render_html, render_list, render_show
-from corral.sources.replay import Prompted
 
 from .helpers import at, closed, event, opened, turn, writer
 

@@ -1,10 +1,21 @@
-"""The replay runner (sources/replay): replay items through a real engine, as records."""
+"""The replay runner (actors/replay): replay items through a real engine, as records."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from corral.actors.replay import (
+    AGENT_FORMATS,
+    AgentFormat,
+    NativeReaders,
+    Prompted,
+    ReaderUnavailable,
+    ReplaySession,
+    detect_format,
+    imported_installation,
+    replay,
+)
 from corral.pipeline.driver import (
     AgentExited,
     Emitted,
@@ -36,17 +47,6 @@ from corral.pipeline.events import (
     TurnStarted,
 )
 from corral.pipeline.records import Closed, Decision, Opened, SessionFailed, SinkItem
-from corral.sources.replay import (
-    AGENT_FORMATS,
-    AgentFormat,
-    NativeReaders,
-    Prompted,
-    ReaderUnavailable,
-    ReplaySession,
-    detect_format,
-    imported_installation,
-    replay,
-)
 
 from tests.support.schema import check
 

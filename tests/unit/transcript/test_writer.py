@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from corral.pipeline.errors import CorralError, ErrorKind
 from corral.pipeline.events import TextDelta
-from corral.pipeline.records import Decision, SessionFailed
+from corral.pipeline.records import Decision, Prompted, SessionFailed
 from corral.sinks.transcript import (
     FORMAT_VERSION,
     FsyncPolicy,
@@ -20,7 +20,6 @@ from corral.sinks.transcript import (
     read_transcript,
 )
 from corral.sinks.transcript._paths import files_of
-from corral.sources.replay import Prompted
 
 from tests.support.schema import check_line
 

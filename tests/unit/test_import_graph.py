@@ -1,0 +1,133 @@
+"""The import graph of the top-level folders is straight: pipeline <- {sources, sinks} <- actors.
+
+`pipeline/` is the contract and imports none of the others; `sources/` and
+`sinks/` import only `pipeline/` (never each other, never `actors/`);
+`actors/` wires everything together and may import all of them. Every
+module is parsed (never imported), every `import` and `from ... import`
+found anywhere in it (inside functions too) is resolved, relative ones
+against the module's own package, and each edge that crosses into a folder
+it must not reach is reported with file and line. See ARCHITECTURE.md.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMESPACE = "corral"
+
+# Which top-level folders each one may import (itself included).
+ALLOWED: dict[str, frozenset[str]] = {
+    "pipeline": frozenset({"pipeline"}),
+    "sources": frozenset({"pipeline", "sources"}),
+    "sinks": frozenset({"pipeline", "sinks"}),
+    "actors": frozenset({"pipeline", "sources", "sinks", "actors"}),
+}
+
+
+@attrs.frozen
+class Edge:
+    path: str  # the importing file, relative to the repository
+    line: int
+    target: str  # the imported module, as an installed name (corral.x.y)
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line} imports {self.target}"
+
+
+def _package_of(path: Path, root: Path = ROOT) -> list[str]:
+    """The installed package a module runs in: actors/replay/_x.py -> corral.actors.replay."""
+    return [NAMESPACE, *path.relative_to(root).parent.parts]
+
+
+def _resolve(node: ast.ImportFrom, package: list[str]) -> list[str]:
+    """The absolute modules a `from ... import` reaches (names may be submodules)."""
+    if node.level == 0:
+        base = node.module or ""
+    else:
+        anchor = package[: len(package) - (node.level - 1)]
+        base = ".".join(anchor + ([node.module] if node.module else []))
+    if node.module is None:  # `from . import x`: x is a submodule or a name of the package
+        return [f"{base}.{alias.name}" for alias in node.names]
+    return [base]
+
+
+def imports_of(path: Path, root: Path = ROOT) -> Iterator[Edge]:
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    package = _package_of(path, root)
+    where = path.relative_to(root).as_posix()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Edge(where, node.lineno, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            for target in _resolve(node, package):
+                yield Edge(where, node.lineno, target)
+
+
+def _folder_of(target: str) -> str | None:
+    parts = target.split(".")
+    if len(parts) >= 2 and parts[0] == NAMESPACE and parts[1] in ALLOWED:
+        return parts[1]
+    return None
+
+
+def forbidden_edges(root: Path = ROOT) -> list[Edge]:
+    found: list[Edge] = []
+    for folder, allowed in ALLOWED.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            for edge in imports_of(path, root):
+                reached = _folder_of(edge.target)
+                if reached is not None and reached not in allowed:
+                    found.append(edge)
+    return found
+
+
+def test_no_top_level_folder_imports_one_it_must_not() -> None:
+    bad = forbidden_edges()
+    assert not bad, "imports against the graph (see ARCHITECTURE.md):\n" + "\n".join(map(str, bad))
+
+
+def test_every_folder_has_modules_to_check() -> None:
+    for folder in ALLOWED:
+        assert any((ROOT / folder).rglob("*.py")), folder
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("sources/replay/_x.py", "from ...actors.engine import Engine", "corral.actors.engine"),
+        ("sources/replay/__init__.py", "from ..claude import x", "corral.sources.claude"),
+        ("sinks/transcript/_x.py", "from ...sources import replay", "corral.sources"),
+        ("sinks/_x.py", "from . import lines", "corral.sinks.lines"),
+        ("pipeline/_x.py", "import corral.actors.cli", "corral.actors.cli"),
+        ("actors/_x.py", "from corral.sinks import metrics", "corral.sinks"),
+    ],
+)
+def test_relative_imports_resolve_against_the_module_s_package(
+    module: str, source: str, expected: str
+) -> None:
+    node = ast.parse(source).body[0]
+    package = _package_of(ROOT / module)
+    if isinstance(node, ast.Import):
+        assert [alias.name for alias in node.names] == [expected]
+    else:
+        assert isinstance(node, ast.ImportFrom)
+        assert _resolve(node, package) == [expected]
+
+
+def test_a_forbidden_import_is_caught(tmp_path: Path) -> None:
+    for folder in ALLOWED:
+        (tmp_path / folder).mkdir()
+    (tmp_path / "sinks" / "bad.py").write_text(
+        "def later():\n    from ..sources.replay import replay\n"
+    )
+    (tmp_path / "actors" / "fine.py").write_text("from ..sinks import lines\n")
+    (tmp_path / "pipeline" / "fine.py").write_text("from . import events\nimport attrs\n")
+    found = forbidden_edges(tmp_path)
+    assert [(e.line, e.target) for e in found] == [(2, "corral.sources.replay")]
