@@ -4,23 +4,52 @@ One `CatalogEntry` per agent. Adding a provider means its `sources/<name>/`
 folder, its fixtures, and one line in `default_catalog`. Ad-hoc agents
 (`{"acp": ...}`, `{"appserver": ...}`) are resolved by `Catalog.resolve`
 through the entry of their wire.
+
+An entry says everything corral knows of its agent, declared from the
+provider's own folder: how to launch and drive it, how to probe it, and
+how to read the session files the agent writes itself
+(`NativeTranscripts`: a recognizer of their lines and a reader into replay
+items, for `corral import`). Code above the catalog asks the entries and
+never names a provider.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
 
 import attrs
 
-from ..pipeline.driver import Driver, LaunchSpec
+from ..pipeline.driver import Driver, LaunchSpec, ReplayItem
 from ..pipeline.events import AgentDetails, AgentInstallation, InstallationSource, PlanUsage
 from ..pipeline.telemetry import SessionTelemetry
 
-__all__ = ["Catalog", "CatalogEntry", "DriverFactory", "UsageReader"]
+__all__ = [
+    "Catalog",
+    "CatalogEntry",
+    "DriverFactory",
+    "NativeReader",
+    "NativeTranscripts",
+    "UsageReader",
+]
 
 DriverFactory = Callable[[AgentInstallation, LaunchSpec, SessionTelemetry], Driver]
 Prober = Callable[[AgentInstallation, Mapping[str, str]], Awaitable[AgentDetails]]
 UsageReader = Callable[[AgentInstallation, Mapping[str, str]], Awaitable[PlanUsage]]
+NativeReader = Callable[[Path], Iterable[ReplayItem]]
+# One of the first JSON objects of a file, and the file's path: is it this agent's format?
+LineRecognizer = Callable[[Mapping[str, Any], Path], bool]
+
+
+@attrs.frozen(kw_only=True)
+class NativeTranscripts:
+    """The session files an agent writes itself, as `corral import` reads them."""
+
+    format: str  # the format id: an imported session's agent id, its `import/<format>/` folder
+    name: str  # the agent's name in an imported session
+    recognizes: LineRecognizer  # asked of a file's first JSON lines, one at a time
+    read: NativeReader  # the whole file, in order, as replay items
 
 
 @attrs.frozen(kw_only=True)
@@ -43,6 +72,8 @@ class CatalogEntry:
     disables_tools: bool = False
     # Read the plan's quota on a short-lived process; None: the agent has no plan to tell.
     plan_usage: UsageReader | None = None
+    # The agent's own session files, for `corral import`; None: it writes none corral reads.
+    native_transcripts: NativeTranscripts | None = None
 
 
 class Catalog:
@@ -62,6 +93,10 @@ class Catalog:
 
     def ids(self) -> list[str]:
         return list(self._entries)
+
+    def native_transcripts(self) -> list[NativeTranscripts]:
+        """Every native transcript format the entries declare, in catalog order."""
+        return [e.native_transcripts for e in self._entries.values() if e.native_transcripts]
 
 
 def builtin_installation(entry: CatalogEntry) -> AgentInstallation:

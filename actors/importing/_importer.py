@@ -1,7 +1,8 @@
 """`corral import`: the agents' own transcripts, normalized into the archive.
 
-For each file: detect its format (`actors.replay.detect_format`), read it
-with that agent's reader into replay items, run them through a real engine
+For each file: detect its format and read it with that agent's reader into
+replay items (`actors.replay.NativeReaders`: the formats the providers
+declare in their catalog entries), run them through a real engine
 (`actors.replay.replay`), and write the records with the same writer (and
 redaction) as a live session (`sinks.transcript`), to
 `import/<format>/<format>-<hash>.jsonl`. It lives in `actors/` because it
@@ -15,7 +16,7 @@ neither may do by itself.
   place only once complete, so an import that dies leaves nothing that
   looks imported.
 - Every file gets an outcome: imported, skipped (with why: not a format
-  corral knows, reader not available, already imported) or failed (the
+  corral knows, already imported) or failed (the
   reader or the disk said why). Nothing is passed over in silence.
 """
 
@@ -42,15 +43,7 @@ from ...sinks.transcript import (
     fsync_dir,
     read_transcript,
 )
-from ..replay import (
-    AGENT_FORMATS,
-    NativeReaders,
-    ReaderUnavailable,
-    ReplaySession,
-    detect_format,
-    imported_installation,
-    replay,
-)
+from ..replay import CORRAL_FORMAT, NativeReaders, ReplaySession, imported_installation, replay
 
 __all__ = ["ImportReport", "Progress", "import_paths"]
 
@@ -161,11 +154,12 @@ def _publish(target: _Target) -> bool:
     return True
 
 
-def _replayed(target: _Target, path: Path, items: list[ReplayItem]) -> list[SinkItem]:
-    known = AGENT_FORMATS[target.format_id]
+def _replayed(
+    target: _Target, path: Path, items: list[ReplayItem], agent_name: str
+) -> list[SinkItem]:
     session = ReplaySession(
         session_id=target.transcript_id,
-        agent=imported_installation(known.id, known.name),
+        agent=imported_installation(target.format_id, agent_name),
         started_ns=_started_ns(items, path),
     )
     return list(replay(items, session=session))
@@ -222,24 +216,20 @@ def import_file(
     readers: NativeReaders,
     report: ImportReport,
 ) -> None:
-    format_id = detect_format(path)
+    format_id = readers.detect(path)
     if format_id is None:
         report.skipped.append((path, "not a transcript format corral knows"))
         return
-    if format_id == "corral":
+    if format_id == CORRAL_FORMAT:
         _copy_corral(root, path, report)
         return
     target = _target(root, path, format_id)
     if target.final.exists():
         report.skipped.append((path, f"already imported as {target.transcript_id}"))
         return
+    reader, name = readers.get(format_id), readers.format(format_id).name
     try:
-        reader = readers.get(format_id)
-    except ReaderUnavailable as error:
-        report.skipped.append((path, f"{AGENT_FORMATS[format_id].name} file: {error}"))
-        return
-    try:
-        records = _replayed(target, path, list(reader(path)))
+        records = _replayed(target, path, list(reader(path)), name)
     except Exception as error:  # one unreadable file must not stop the rest; it is reported
         report.failed.append((path, f"the {format_id} reader failed: {error!r}"))
         return

@@ -2,25 +2,20 @@
 
 `replay(items, session=...)` runs `PromptSent` and `DriverEvent`s through
 the session engine and yields the records a live session would have
-produced. `detect_format` and `NativeReaders` find which agent wrote a file
-and the reader (`sources/<agent>/read_native_transcript`) that reads it.
+produced. `NativeReaders` (and `detect_format`) find which agent wrote a
+file and the reader that reads it, among the formats the catalog entries
+declare (`CatalogEntry.native_transcripts`, from `sources/<agent>/`).
+
+It drives the engine, so it lives in `actors/`, above the sources whose
+readers it runs.
 """
 
 from ...pipeline.records import Prompted
-from ._readers import (
-    AGENT_FORMATS,
-    AgentFormat,
-    NativeReader,
-    NativeReaders,
-    ReaderUnavailable,
-    detect_format,
-)
+from ._readers import CORRAL_FORMAT, NativeReaders, ReaderUnavailable, detect_format
 from ._runner import ReplaySession, imported_installation, replay
 
 __all__ = [
-    "AGENT_FORMATS",
-    "AgentFormat",
-    "NativeReader",
+    "CORRAL_FORMAT",
     "NativeReaders",
     "Prompted",
     "ReaderUnavailable",

@@ -1,105 +1,78 @@
 """Which agent wrote a file, and the reader that turns it into replay items.
 
-`detect_format(path)` looks at the first lines only (never the whole file)
-and names the format: `claude` (Claude Code project JSONL), `codex`
-(Codex rollout, `rollout-*.jsonl`), `copilot` (Copilot CLI `events.jsonl`),
-`corral` (a corral transcript, already normalized), or None.
+Every provider declares the session files its agent writes in its own
+catalog entry (`CatalogEntry.native_transcripts`, in `sources/<name>/`): a
+format id and name, a recognizer of one JSON line, and a reader
+`read(path) -> Iterable[ReplayItem]`. Nothing here names a provider:
+`NativeReaders` gathers the formats of a catalog (the default one unless
+given) and asks them.
 
-Each agent's reader lives in its own source package, as
-`read_native_transcript(path) -> Iterable[ReplayItem]` (`sources/claude/`,
-`sources/codex/`, `sources/copilot/`). `NativeReaders` imports them lazily,
-on first use, so a missing or broken reader only stops the files that need
-it, with a reason ("reader not available: ..."), never the whole import.
-Tests (and embedders) can pass their own readers.
+`detect(path)` looks at the first lines only (never the whole file): the
+first format whose recognizer accepts one of them, going line by line,
+names the file. A corral transcript (its first line is the header of
+`sinks/transcript`) is `corral`, already normalized and copied as it is.
+None: no format corral knows.
+
+Tests (and embedders) can pass their own formats, or their own readers for
+formats the catalog knows (`readers` win over the formats' own).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
 import orjson
 
-from ...pipeline.driver import ReplayItem
+from ...sources.catalog import NativeReader, NativeTranscripts
 
-__all__ = [
-    "AGENT_FORMATS",
-    "AgentFormat",
-    "NativeReader",
-    "NativeReaders",
-    "ReaderUnavailable",
-    "detect_format",
-]
+__all__ = ["CORRAL_FORMAT", "NativeReaders", "ReaderUnavailable", "detect_format"]
 
-NativeReader = Callable[[Path], Iterable[ReplayItem]]
-
-
-@attrs.frozen(kw_only=True)
-class AgentFormat:
-    id: str  # the format, and the agent id the imported session gets
-    name: str
-    module: str  # the source package holding `read_native_transcript`
-
-
-AGENT_FORMATS: dict[str, AgentFormat] = {
-    "claude": AgentFormat(id="claude", name="Claude Code", module="claude"),
-    "codex": AgentFormat(id="codex", name="Codex", module="codex"),
-    "copilot": AgentFormat(id="copilot", name="GitHub Copilot CLI", module="copilot"),
-}
-
-_SOURCES = __name__.rsplit(".", 3)[0] + ".sources"  # "corral.sources"
+CORRAL_FORMAT = "corral"
 _PEEK_BYTES = 256 * 1024
 _PEEK_LINES = 40
-_CODEX_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
-)
-_CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary"})
 
 
-class ReaderUnavailable(Exception):
-    """No reader for this format can run here (not written yet, or broken)."""
+class ReaderUnavailable(LookupError):
+    """No reader for this format here: no catalog entry declares it."""
+
+
+def _default_formats() -> list[NativeTranscripts]:
+    from ...sources.registry import default_catalog
+
+    return default_catalog().native_transcripts()
 
 
 class NativeReaders:
-    def __init__(self, readers: Mapping[str, NativeReader] | None = None) -> None:
-        self._readers: dict[str, NativeReader] = dict(readers or {})
-        self._missing: dict[str, str] = {}
+    """The native transcript formats of a catalog, and the reader of each."""
+
+    def __init__(
+        self,
+        readers: Mapping[str, NativeReader] | None = None,
+        *,
+        formats: Iterable[NativeTranscripts] | None = None,
+    ) -> None:
+        declared = _default_formats() if formats is None else formats
+        self.formats: dict[str, NativeTranscripts] = {}
+        for native in declared:
+            self.formats.setdefault(native.format, native)  # the first entry to declare it
+        self._readers = dict(readers or {})
+
+    def detect(self, path: Path) -> str | None:
+        """The format of `path` from its first lines; None when no format knows it."""
+        return detect_format(path, self.formats.values())
+
+    def format(self, format_id: str) -> NativeTranscripts:
+        known = self.formats.get(format_id)
+        if known is None:
+            raise ReaderUnavailable(f"no reader for {format_id!r} files")
+        return known
 
     def get(self, format_id: str) -> NativeReader:
         if format_id in self._readers:
             return self._readers[format_id]
-        if format_id in self._missing:
-            raise ReaderUnavailable(self._missing[format_id])
-        try:
-            reader = self._load(format_id)
-        except ReaderUnavailable as error:
-            self._missing[format_id] = str(error)
-            raise
-        self._readers[format_id] = reader
-        return reader
-
-    @staticmethod
-    def _load(format_id: str) -> NativeReader:
-        known = AGENT_FORMATS.get(format_id)
-        if known is None:
-            raise ReaderUnavailable(f"no reader for {format_id!r} files")
-        module_name = f"{_SOURCES}.{known.module}"
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as error:
-            raise ReaderUnavailable(
-                f"reader not available: {module_name} cannot be imported ({error})"
-            ) from None
-        reader = getattr(module, "read_native_transcript", None)
-        if not callable(reader):
-            raise ReaderUnavailable(
-                f"reader not available: {module_name} has no read_native_transcript"
-            )
-        found: NativeReader = reader
-        return found
+        return self.format(format_id).read
 
 
 def _peek(path: Path) -> list[dict[str, Any]]:
@@ -121,37 +94,17 @@ def _peek(path: Path) -> list[dict[str, Any]]:
     return objects
 
 
-def _looks_codex(value: dict[str, Any], path: Path) -> bool:
-    if value.get("type") in _CODEX_TYPES and "payload" in value:
-        return True
-    # Early rollouts: a bare session meta line, then response items.
-    return path.name.startswith("rollout-") and "id" in value and "timestamp" in value
-
-
-def _looks_copilot(value: dict[str, Any]) -> bool:
-    kind = value.get("type")
-    return isinstance(kind, str) and "." in kind and "data" in value and "id" in value
-
-
-def _looks_claude(value: dict[str, Any]) -> bool:
-    if value.get("type") not in _CLAUDE_TYPES:
-        return False
-    return any(key in value for key in ("sessionId", "uuid", "leafUuid", "parentUuid"))
-
-
-def detect_format(path: Path) -> str | None:
-    """The format of `path` from its first lines; None when no reader knows it."""
+def detect_format(path: Path, formats: Iterable[NativeTranscripts] | None = None) -> str | None:
+    """The format of `path` among `formats` (default: the default catalog's), or `corral`."""
     try:
         objects = _peek(path)
     except OSError:
         return None
     if objects and isinstance(objects[0].get("transcript"), dict):
-        return "corral"
+        return CORRAL_FORMAT
+    known = list(_default_formats() if formats is None else formats)
     for value in objects:
-        if _looks_codex(value, path):
-            return "codex"
-        if _looks_copilot(value):
-            return "copilot"
-        if _looks_claude(value):
-            return "claude"
+        for native in known:
+            if native.recognizes(value, path):
+                return native.format
     return None

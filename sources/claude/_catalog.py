@@ -25,9 +25,10 @@ from ...pipeline.driver import Driver, LaunchSpec
 from ...pipeline.errors import CorralError, ErrorKind
 from ...pipeline.events import AgentDetails, AgentInstallation, AuthStatus, UnknownAuth
 from ...pipeline.telemetry import SessionTelemetry
-from ..catalog import CatalogEntry
+from ..catalog import CatalogEntry, NativeTranscripts
 from ._details import auth_from_status, static_details
 from ._driver import ClaudeDriver
+from ._transcript import read_native_transcript, recognizes_line
 from ._usage import read_plan_usage
 
 __all__ = ["INSTALL_HINT", "catalog_entry", "probe"]
@@ -102,4 +103,10 @@ def catalog_entry(*, environ: Mapping[str, str] | None = None) -> CatalogEntry:
         probe=probe,
         disables_tools=True,  # `--tools ""`
         plan_usage=read_plan_usage,
+        native_transcripts=NativeTranscripts(  # ~/.claude/projects/<dir>/<session>.jsonl
+            format="claude",
+            name="Claude Code",
+            recognizes=recognizes_line,
+            read=read_native_transcript,
+        ),
     )

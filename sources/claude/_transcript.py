@@ -48,8 +48,10 @@ from ._json import field_list, field_obj
 from ._results import _occupancy
 from ._system import decode_problem
 
-__all__ = ["read_native_transcript"]
+__all__ = ["read_native_transcript", "recognizes_line"]
 
+_LINE_TYPES = frozenset({"user", "assistant", "system", "summary"})
+_SESSION_KEYS = ("sessionId", "uuid", "leafUuid", "parentUuid")
 _NOT_PROMPTS = ("<command-name>", "<local-command-", "<command-message>")
 _INTERRUPTED = "[Request interrupted by user"
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
@@ -178,3 +180,10 @@ def read_native_transcript(path: str | Path) -> Iterator[ReplayItem]:
                 continue
             if isinstance(entry, dict):
                 yield from replay.entry(entry)
+
+
+def recognizes_line(value: Mapping[str, Any], path: Path) -> bool:
+    """Whether one of a file's first lines is a Claude Code project line (the name says nothing)."""
+    if value.get("type") not in _LINE_TYPES:
+        return False
+    return any(key in value for key in _SESSION_KEYS)

@@ -30,7 +30,8 @@ from ...pipeline.events import (
 from ...pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from .._jsonrpc import Incoming, JsonRpcPeer, RpcError
 from .._process import AgentProcess
-from ..catalog import CatalogEntry
+from ..catalog import CatalogEntry, NativeTranscripts
+from ._rollout import read_native_transcript, recognizes_line
 from ._usage import read_plan_usage
 
 __all__ = ["CAPABILITIES", "catalog_entry", "details_for", "probe"]
@@ -135,4 +136,7 @@ def catalog_entry() -> CatalogEntry:
         details=details_for(),
         probe=probe,
         plan_usage=read_plan_usage,
+        native_transcripts=NativeTranscripts(  # ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl
+            format="codex", name="Codex", recognizes=recognizes_line, read=read_native_transcript
+        ),
     )

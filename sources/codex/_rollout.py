@@ -24,9 +24,10 @@ it. A second user message inside a running turn was a steer: it becomes a
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ...pipeline.driver import (
@@ -47,7 +48,7 @@ from ...pipeline.events import (
 from ._common import diagnostic, unknown_frame
 from ._eventmsg import EventMsgNormalizer
 
-__all__ = ["SKIPPED_LINE_TYPES", "RolloutReader", "read_native_transcript"]
+__all__ = ["SKIPPED_LINE_TYPES", "RolloutReader", "read_native_transcript", "recognizes_line"]
 
 SKIPPED_LINE_TYPES = frozenset(
     {
@@ -59,6 +60,8 @@ SKIPPED_LINE_TYPES = frozenset(
         "retained_context",
     }
 )
+# The line types that make a file a rollout, for `corral import`'s detection.
+_LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _READ_SIZE = 256 * 1024
 _MAX_LINE = 64 * 1024 * 1024
 
@@ -149,3 +152,11 @@ def read_native_transcript(path: str | Path) -> Iterator[ReplayItem]:
         while chunk := handle.read(_READ_SIZE):
             yield from reader.feed(chunk)
     yield from reader.end()
+
+
+def recognizes_line(value: Mapping[str, Any], path: Path) -> bool:
+    """Whether one of a file's first lines is a rollout line: `{"type", "payload"}`."""
+    if value.get("type") in _LINE_TYPES and "payload" in value:
+        return True
+    # Early rollouts: a bare session meta line, then response items.
+    return path.name.startswith("rollout-") and "id" in value and "timestamp" in value

@@ -10,9 +10,10 @@ from __future__ import annotations
 from ...pipeline.driver import Driver, LaunchSpec
 from ...pipeline.events import AgentInstallation
 from ...pipeline.telemetry import SessionTelemetry
-from ..catalog import CatalogEntry
+from ..catalog import CatalogEntry, NativeTranscripts
 from ._details import copilot_details
 from ._driver import CopilotDriver
+from ._transcript import read_native_transcript, recognizes_line
 
 __all__ = ["catalog_entry"]
 
@@ -31,4 +32,10 @@ def catalog_entry() -> CatalogEntry:
         install_hint="npm install -g @github/copilot",
         make_driver=_driver,
         details=copilot_details(),
+        native_transcripts=NativeTranscripts(  # ~/.copilot/session-state/<id>/events.jsonl
+            format="copilot",  # not the entry's id: imported sessions are `copilot`'s
+            name="GitHub Copilot CLI",
+            recognizes=recognizes_line,
+            read=read_native_transcript,
+        ),
     )

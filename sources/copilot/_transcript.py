@@ -25,7 +25,7 @@ from ...pipeline.events import Diagnostic, DiagnosticLevel
 from ._base import RAW_KEY
 from ._normalize import CopilotNormalizer
 
-__all__ = ["TranscriptDecoder", "read_native_transcript"]
+__all__ = ["TranscriptDecoder", "read_native_transcript", "recognizes_line"]
 
 _CHUNK = 256 * 1024
 
@@ -131,3 +131,9 @@ def read_native_transcript(path: str | Path) -> Iterator[ReplayItem]:
         while chunk := handle.read(_CHUNK):
             yield from decoder.feed(chunk)
     yield from decoder.end()
+
+
+def recognizes_line(value: Mapping[str, object], path: Path) -> bool:
+    """Whether one of a file's first lines is a `SessionEvent`: a dotted type, data, an id."""
+    kind = value.get("type")
+    return isinstance(kind, str) and "." in kind and "data" in value and "id" in value

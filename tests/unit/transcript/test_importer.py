@@ -6,9 +6,8 @@ import io
 import json
 from pathlib import Path
 
-import pytest
 from corral.actors.importing import ImportReport, Progress, import_paths
-from corral.actors.replay import AGENT_FORMATS, AgentFormat, NativeReaders
+from corral.actors.replay import NativeReaders
 from corral.pipeline.driver import ReplayItem
 from corral.sinks.transcript import (
     TranscriptIndex,
@@ -102,21 +101,17 @@ def test_importing_twice_adds_nothing(tmp_path: Path) -> None:
     assert len(native) == 3
 
 
-def test_every_file_that_is_not_imported_says_why(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_every_file_that_is_not_imported_says_why(tmp_path: Path) -> None:
     native = planted_copy(tmp_path / "native")
     stray = tmp_path / "native" / "notes.jsonl"
     stray.write_text('{"hello": "world"}\n')
-    monkeypatch.setitem(
-        AGENT_FORMATS, "codex", AgentFormat(id="codex", name="Codex", module="nope")
-    )
-    readers = NativeReaders({"claude": TEST_READERS["claude"], "copilot": TEST_READERS["copilot"]})
+    without_codex = [f for f in NativeReaders().formats.values() if f.format != "codex"]
+    readers = NativeReaders(TEST_READERS, formats=without_codex)
     report = _import([tmp_path / "native", tmp_path / "missing.jsonl"], tmp_path / "a", readers)
     reasons = {path.name: why for path, why in report.skipped}
     assert reasons["notes.jsonl"] == "not a transcript format corral knows"
     assert reasons["missing.jsonl"] == "no such file or directory"
-    assert "Codex file: reader not available" in reasons[native["codex"].name]
+    assert reasons[native["codex"].name] == "not a transcript format corral knows"
     assert len(report.imported) == 2
 
 

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 from corral.actors.replay import (
-    AGENT_FORMATS,
-    AgentFormat,
     NativeReaders,
     Prompted,
     ReaderUnavailable,
@@ -18,6 +16,7 @@ from corral.actors.replay import (
 )
 from corral.pipeline.driver import (
     AgentExited,
+    Driver,
     Emitted,
     PromptSent,
     ReplayItem,
@@ -47,6 +46,9 @@ from corral.pipeline.events import (
     TurnStarted,
 )
 from corral.pipeline.records import Closed, Decision, Opened, SessionFailed, SinkItem
+from corral.sources import claude, codex, copilot
+from corral.sources.catalog import Catalog, CatalogEntry, NativeTranscripts
+from corral.sources.registry import default_catalog
 
 from tests.support.schema import check
 
@@ -172,24 +174,53 @@ def test_an_unknown_file_has_no_format(tmp_path: Path, content: bytes) -> None:
     assert detect_format(path) is None
 
 
-def test_a_reader_that_is_not_there_is_unavailable_with_a_reason(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    missing = AgentFormat(id="ghost", name="Ghost", module="no_such_source_package")
-    monkeypatch.setitem(AGENT_FORMATS, "ghost", missing)
-    readers = NativeReaders()
-    with pytest.raises(ReaderUnavailable, match=r"reader not available: .*no_such_source_package"):
-        readers.get("ghost")
-    with pytest.raises(ReaderUnavailable):
-        readers.get("ghost")  # remembered, not retried
+def test_a_format_no_catalog_entry_declares_has_no_reader() -> None:
+    readers = NativeReaders(formats=[])
+    with pytest.raises(ReaderUnavailable, match="no reader for 'claude' files"):
+        readers.get("claude")
+    (path,) = (FIXTURES / "claude").glob("*.jsonl")
+    assert readers.detect(path) is None
 
 
-def test_a_source_package_without_a_reader_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(
-        AGENT_FORMATS, "mockish", AgentFormat(id="mockish", name="M", module="mock")
+def test_each_agent_s_format_is_declared_by_its_own_source_package() -> None:
+    by_format = {
+        native.format: native
+        for entry in default_catalog().entries()
+        if (native := entry.native_transcripts) is not None
+    }
+    assert set(by_format) == {"claude", "codex", "copilot"}
+    assert by_format["claude"].read is claude.read_native_transcript
+    assert by_format["codex"].read is codex.read_native_transcript
+    assert by_format["copilot"].read is copilot.read_native_transcript
+    assert NativeReaders().get("codex") is codex.read_native_transcript
+
+
+def _never_launched(*args: object) -> Driver:
+    raise AssertionError("an import launches no agent")
+
+
+def test_a_catalog_entry_s_own_format_is_detected_and_read(tmp_path: Path) -> None:
+    def read_notes(path: Path) -> list[ReplayItem]:
+        return [PromptSent(text=path.read_text())]
+
+    notes = NativeTranscripts(
+        format="notes",
+        name="Notes",
+        recognizes=lambda line, path: line.get("kind") == "note",
+        read=read_notes,
     )
-    with pytest.raises(ReaderUnavailable, match="has no read_native_transcript"):
-        NativeReaders().get("mockish")
+
+    def entry(agent_id: str, native: NativeTranscripts | None) -> CatalogEntry:
+        return CatalogEntry(id=agent_id, name=agent_id, executable=agent_id, install_hint="",
+                            make_driver=_never_launched, native_transcripts=native)  # fmt: skip
+
+    catalog = Catalog([entry("silent", None), entry("notes", notes)])
+    readers = NativeReaders(formats=catalog.native_transcripts())
+    path = tmp_path / "n.jsonl"
+    path.write_text('{"hello": 1}\n{"kind": "note"}\n')
+    assert readers.detect(path) == "notes"
+    assert readers.format("notes").name == "Notes"
+    assert list(readers.get("notes")(path)) == read_notes(path)
 
 
 def test_given_readers_win() -> None:
