@@ -111,13 +111,16 @@ async def test_transcript_and_wire_recording_hold_no_secret(
     assert "[REDACTED:session_secret]" in wire and "[REDACTED:anthropic_key]" in wire
 
 
+FAKE_CLAUDE = Path(__file__).parents[1] / "fixtures" / "claude" / "fake_claude.py"
+
+
 def _fake_claude(tmp_path: Path) -> Path:
-    """A `claude` that records its argv and the MCP config file it was given, then exits."""
+    """The test suite's stand-in `claude`, first recording its argv and MCP config file."""
     script = tmp_path / "claude"
     record = tmp_path / "claude-argv.json"
     script.write_text(
         f"#!{sys.executable}\n"
-        "import json, os, stat, sys\n"
+        "import json, os, runpy, stat, sys\n"
         "argv = sys.argv[1:]\n"
         "config = argv[argv.index('--mcp-config') + 1]\n"
         "seen = {'argv': argv, 'config': config}\n"
@@ -126,7 +129,7 @@ def _fake_claude(tmp_path: Path) -> Path:
         "    seen['dir_mode'] = stat.S_IMODE(os.stat(os.path.dirname(config)).st_mode)\n"
         "    seen['content'] = open(config).read()\n"
         f"open({str(record)!r}, 'w').write(json.dumps(seen))\n"
-        "sys.exit(3)\n"
+        f"runpy.run_path({str(FAKE_CLAUDE)!r}, run_name='__main__')\n"
     )
     script.chmod(0o755)
     return record
@@ -136,12 +139,16 @@ async def test_mcp_secrets_never_reach_the_agents_command_line(
     tmp_path: Path, serves: list[ServeProcess]
 ) -> None:
     record = _fake_claude(tmp_path)
-    serve = await ServeProcess.start(
-        "--no-transcripts",
-        env={"CORRAL_HOME": str(tmp_path / "home"), "CORRAL_CLAUDE_BIN": str(tmp_path / "claude")},
-    )
+    env = {
+        "CORRAL_HOME": str(tmp_path / "home"),
+        "CORRAL_CLAUDE_BIN": str(tmp_path / "claude"),
+        "FAKE_CLAUDE_MODE": "normal",
+        "FAKE_CLAUDE_LOG": str(tmp_path / "launches.log"),
+    }
+    serve = await ServeProcess.start("--no-transcripts", env=env)
     serves.append(serve)
     await serve.wait_for(lambda line: "hello" in line, timeout=STARTUP)
+    header = {"Authorization": "Bearer " + KEY}
     servers = [
         {
             "name": "db",
@@ -149,30 +156,50 @@ async def test_mcp_secrets_never_reach_the_agents_command_line(
                 "Stdio": {"command": "db-mcp", "args": [], "env": {"DB_TOKEN": SESSION_SECRET}}
             },
         },
-        {
-            "name": "web",
-            "connection": {
-                "Http": {
-                    "url": "https://mcp.example.com",
-                    "headers": {"Authorization": "Bearer " + KEY},
-                }
-            },
-        },
+        {"name": "web", "connection": {"Http": {"url": "https://mcp.example", "headers": header}}},
     ]
-    reply = await serve.request(
+    opened = await serve.ok(
         {"cmd": "open", "agent": "claude", "dir": str(tmp_path), "mcp_servers": servers}
     )
-    assert "error" in reply  # the fake exits before its handshake
     seen = json.loads(record.read_text())
     command_line = " ".join(seen["argv"])
     assert SESSION_SECRET not in command_line and KEY not in command_line
     assert seen["mode"] == 0o600 and seen["dir_mode"] == 0o700
     config = json.loads(seen["content"])["mcpServers"]
     assert config["db"]["env"] == {"DB_TOKEN": SESSION_SECRET}
-    assert config["web"]["headers"] == {"Authorization": "Bearer " + KEY}
-    assert not os.path.exists(seen["config"])
-    assert not os.path.exists(os.path.dirname(seen["config"]))
+    assert config["web"]["headers"] == header
+    assert _exists(seen["config"])  # the CLI may read it again while the session runs
+    await serve.ok({"cmd": "close", "session": opened["id"]})
+    assert not _exists(seen["config"])
+    assert not _exists(os.path.dirname(seen["config"]))
     assert await serve.finish() == 0
+
+
+async def test_a_failed_claude_start_leaves_no_mcp_file(
+    tmp_path: Path, serves: list[ServeProcess]
+) -> None:
+    record = _fake_claude(tmp_path)
+    env = {
+        "CORRAL_HOME": str(tmp_path / "home"),
+        "CORRAL_CLAUDE_BIN": str(tmp_path / "claude"),
+        "FAKE_CLAUDE_MODE": "no_handshake",
+        "FAKE_CLAUDE_LOG": str(tmp_path / "launches.log"),
+    }
+    serve = await ServeProcess.start("--no-transcripts", env=env)
+    serves.append(serve)
+    await serve.wait_for(lambda line: "hello" in line, timeout=STARTUP)
+    server = {"name": "db", "connection": {"Stdio": {"command": "db", "args": [], "env": {}}}}
+    reply = await serve.request(
+        {"cmd": "open", "agent": "claude", "dir": str(tmp_path), "mcp_servers": [server]}
+    )
+    assert "error" in reply
+    config = json.loads(record.read_text())["config"]
+    assert not _exists(os.path.dirname(config))
+    assert await serve.finish() == 0
+
+
+def _exists(path: str) -> bool:
+    return os.path.exists(path)
 
 
 def _free_port() -> int:
