@@ -31,7 +31,7 @@ from ...pipeline.events import (
 )
 from ...pipeline.policy import ModePolicy, Policy, PolicyContext
 from ...pipeline.records import Decision, SinkItem
-from ._state import EngineSettings, OpenRequest, Pending, QueuedPrompt, Turn
+from ._state import EngineSettings, OpenRequest, Pending, QueuedPrompt, RecentIds, Turn
 
 __all__ = ["EngineCore"]
 
@@ -84,7 +84,7 @@ class EngineCore:
         self.closing = False
         self.failure: CorralError | None = None
         self.requests: dict[str, OpenRequest] = {}
-        self.closed_requests: set[str] = set()
+        self.closed_requests = RecentIds(4096)  # ids kept against a second answer
 
     # ---- output helpers ------------------------------------------------------
 

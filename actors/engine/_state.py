@@ -15,7 +15,31 @@ from ...pipeline.errors import CorralError
 from ...pipeline.events import ContextUsage, Request, TurnContext, TurnOrigin
 from ...pipeline.policy import Decide
 
-__all__ = ["EngineSettings", "OpenRequest", "Pending", "QueuedPrompt", "Turn"]
+__all__ = ["EngineSettings", "OpenRequest", "Pending", "QueuedPrompt", "RecentIds", "Turn"]
+
+
+class RecentIds:
+    """The last `limit` ids added, for membership: the closed requests, bounded.
+
+    A session closes requests for as long as it runs; remembering each id for
+    ever grows without bound. An id older than the last `limit` is forgotten:
+    an answer to it is refused as unknown rather than as already closed.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._ids: dict[str, None] = {}  # in the order added
+
+    def add(self, item: str) -> None:
+        self._ids[item] = None
+        if len(self._ids) > self._limit:
+            del self._ids[next(iter(self._ids))]
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 @attrs.frozen(kw_only=True)

@@ -262,3 +262,4 @@ def test_an_agent_asking_without_end_keeps_the_session_memory_flat() -> None:
     grown = _kib(os.getpid(), "VmRSS") - before
     assert grown < 32 * 1024, f"the test process grew by {grown} KiB"
     assert len(engine.requests) == MAX_OPEN_REQUESTS
+    assert len(engine.closed_requests) <= 4096  # the closed ids it keeps are bounded too
