@@ -361,10 +361,10 @@ class Asks:
         return Reply(asked.rpc_id, outcome, warning=warning)
 
     def recorded_answer(self, rpc_id: object, result: object) -> None:
-        """Replay: the recorded wire shows how a permission (or command) request was answered."""
+        """Replay: the recorded wire shows how a request of the agent was answered."""
         for request_id, asked in list(self._open.items()):
-            if isinstance(asked, _Command) and asked.rpc_id == rpc_id:
-                del self._open[request_id]  # the command was run or refused
+            if isinstance(asked, _Command | _Read | _Write) and asked.rpc_id == rpc_id:
+                del self._open[request_id]  # it was served or refused
             if not isinstance(asked, _Permission) or asked.rpc_id != rpc_id:
                 continue
             del self._open[request_id]

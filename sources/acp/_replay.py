@@ -7,8 +7,9 @@ returns the `DriverEvent`s the live driver would have produced from the
 same messages, through the same `Translator`: an outgoing
 `session/prompt` is the turn's `TurnBegan`; the agent's answer to it ends
 the turn; `session/new` / `session/load` answers set up the settings;
-the agent's requests become requests (a recorded file write shows no old
-text: replay reads no files; a recorded `terminal/create` is judged as
+the agent's requests become requests (a recorded file read is a Read
+request, as live; a recorded file write shows no old text: replay reads no
+files; a recorded `terminal/create` is judged as
 live, a grant or an Execute request, but nothing is run, and the other
 `terminal/*` calls need no events).
 
@@ -24,6 +25,7 @@ from typing import Any
 from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ...pipeline.driver import DriverEvent, Emitted
 from ...pipeline.events import Diagnostic, DiagnosticLevel
+from ._fs import Judged
 from ._settings import Settings
 from ._terminal import recorded_spec
 from ._translate import Translator
@@ -33,7 +35,6 @@ __all__ = ["AcpReplay"]
 _SESSION_METHODS = frozenset({"session/new", "session/load", "session/resume"})
 _SERVED = frozenset(
     {
-        "fs/read_text_file",
         "terminal/output",
         "terminal/wait_for_exit",
         "terminal/kill",
@@ -116,6 +117,8 @@ class AcpReplay:
             path, content = params.get("path"), params.get("content")
             if isinstance(path, str) and isinstance(content, str):
                 return asks.write(rpc_id, path=path, content=content, old_text=None)
+        if method == "fs/read_text_file" and isinstance(path := params.get("path"), str):
+            return asks.read(rpc_id, Judged(path=path, file=None), line=None, limit=None)
         if method == "terminal/create" and (spec := recorded_spec(params)) is not None:
             decision = asks.command(rpc_id, spec)
             return decision if isinstance(decision, list) else []

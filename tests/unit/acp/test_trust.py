@@ -7,6 +7,7 @@ recording fake peer that keeps every reply it was asked to send.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,16 @@ from corral.pipeline.driver import Emitted, RequestAsked
 from corral.pipeline.events import (
     Diagnostic,
     DiagnosticLevel,
+    PathInput,
     PermissionAnswer,
     PermissionChoice,
     PermissionRequest,
+    ToolKind,
 )
 from corral.pipeline.policy import PolicyContext
 from corral.pipeline.rules import explain, load_preset, parse_policy
 from corral.sources._jsonrpc import RpcRequest, unreadable_request_id
+from corral.sources.acp import AcpReplay
 from corral.sources.acp._asks import MAX_OPEN_ASKS, Reply, RunCommand
 from corral.sources.acp._requests import AgentRequests
 from corral.sources.acp._terminal import CommandSpec, changes_what_runs
@@ -279,3 +283,15 @@ def test_a_failure_after_the_answer_is_an_error_to_the_agent_and_a_warning(
 )
 def test_the_id_of_a_request_json_cannot_read(prefix: str, request_id: object) -> None:
     assert unreadable_request_id(prefix) == request_id
+
+
+def test_a_recorded_read_replays_as_the_read_request_it_was_live() -> None:
+    replay = AcpReplay()
+    read = {"jsonrpc": "2.0", "id": 4, "method": "fs/read_text_file", "params": {"path": "/w/a"}}
+    answered = {"jsonrpc": "2.0", "id": 4, "result": {"content": "text"}}
+    wire = b"".join(json.dumps(m).encode() + b"\n" for m in ({"in": read}, {"out": answered}))
+    [asked] = replay.feed(wire)
+    assert isinstance(asked, RequestAsked) and isinstance(asked.request, PermissionRequest)
+    assert asked.request.tool.kind is ToolKind.READ
+    assert asked.request.tool.input == PathInput("/w/a")
+    assert replay.translator.asks.open_ids() == []  # the recorded answer settled it
