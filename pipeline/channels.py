@@ -89,6 +89,7 @@ class Channel(Generic[T]):
         self.name = name
         self._capacity = capacity
         self._max_bytes = max_bytes
+        self._byte_limit = 0 if max_bytes is None else max_bytes  # the same, as an int
         self._size = size
         self._bytes = 0
         self._sizes: deque[int] = deque()  # each held item's size, with a byte bound
@@ -127,8 +128,7 @@ class Channel(Generic[T]):
 
     def _fits(self, nbytes: int) -> bool:
         """Room for an item of `nbytes` by the byte bound (any item, alone)."""
-        assert self._max_bytes is not None
-        return not self._items or self._bytes + nbytes <= self._max_bytes
+        return not self._items or self._bytes + nbytes <= self._byte_limit
 
     def _put(self, item: T, nbytes: int) -> None:
         self._items.append(item)
@@ -136,9 +136,9 @@ class Channel(Generic[T]):
             self._sizes.append(nbytes)
             self._bytes += nbytes
 
-    def _taken(self, count: int = 1) -> None:
+    def _taken(self, count: int) -> None:
         """`count` items left from the front: their bytes with them."""
-        if self._size is not None:
+        if self._sizes:
             for _ in range(count):
                 self._bytes -= self._sizes.popleft()
 
@@ -190,8 +190,15 @@ class Channel(Generic[T]):
                 return
         else:
             nbytes = self._size(item)
-            if not self._senders and self._has_room(nbytes):
-                self._put(item, nbytes)
+            if (
+                not self._senders
+                and len(items) < self._capacity
+                and (not items or self._bytes + nbytes <= self._byte_limit)
+            ):
+                # The same fast path, inlined: this runs for every event of a session.
+                items.append(item)
+                self._sizes.append(nbytes)
+                self._bytes += nbytes
                 self._sent += 1
                 if self._receivers:
                     self._wake(self._receivers)
@@ -225,7 +232,8 @@ class Channel(Generic[T]):
                 raise EndOfChannel(self.name)
             return None
         item = self._items.popleft()
-        self._taken()
+        if self._sizes:  # a byte bound: the item's bytes leave with it
+            self._bytes -= self._sizes.popleft()
         self._received += 1
         if self._senders:
             self._wake(self._senders)
@@ -234,7 +242,8 @@ class Channel(Generic[T]):
     async def receive(self) -> T:
         if self._items:
             item = self._items.popleft()
-            self._taken()
+            if self._sizes:  # a byte bound: the item's bytes leave with it
+                self._bytes -= self._sizes.popleft()
             self._received += 1
             if self._senders:
                 self._wake(self._senders)
@@ -252,7 +261,8 @@ class Channel(Generic[T]):
                     self._wake(self._receivers)
                 raise
         item = self._items.popleft()
-        self._taken()
+        if self._sizes:  # a byte bound: the item's bytes leave with it
+            self._bytes -= self._sizes.popleft()
         self._received += 1
         self._wake(self._senders)
         return item
