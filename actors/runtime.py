@@ -49,6 +49,7 @@ from ..sources._reaper import become_subreaper
 from ..sources._sandbox import Sandboxes
 from ..sources.catalog import Catalog, CatalogEntry
 from ..sources.mock import MockScript
+from ..sources.mock import catalog_entry as mock_entry
 from ._agents import AgentFinder
 from ._generate import generate_text
 from ._usage_cache import PlanUsageCache
@@ -92,10 +93,10 @@ class Runtime:
         transcripts: TranscriptSettings | Archive | bool = True,
     ) -> None:
         self.settings = settings if settings is not None else RuntimeSettings()
+        if mock is not None:  # `--mock SCRIPT` offers exactly one agent: the script
+            catalog = Catalog([mock_entry(mock)])
         self.agents = AgentFinder(
-            catalog=catalog,
-            mock=mock,
-            environ=dict(os.environ if environ is None else environ),
+            catalog=catalog, environ=dict(os.environ if environ is None else environ)
         )
         self._sink_factories = tuple(sinks)
         self.telemetry = telemetry if telemetry is not None else Telemetry()
@@ -115,7 +116,8 @@ class Runtime:
         self._sessions: dict[str, Session] = {}
         self._ending: set[str] = set()  # their last records are on the way to the sinks
         self._ended: set[str] = set()
-        self._opening: dict[str, asyncio.Task[None]] = {}  # handshakes in flight
+        # Handshakes in flight: the session's task, and what its opener awaits.
+        self._opening: dict[str, tuple[asyncio.Task[None], asyncio.Future[SessionActor]]] = {}
         self._hidden: set[str] = set()  # throwaway sessions of `generate`
         self._count = 0
         self._plan_usage = PlanUsageCache()
@@ -287,7 +289,7 @@ class Runtime:
             self._run_session(session, driver, build_engine, check, sinks, session_dir, opened),
             name=f"session-{session_id}",
         )
-        self._opening[session_id] = running
+        self._opening[session_id] = (running, opened)
         try:
             session.attach(await opened)
         except asyncio.CancelledError:
@@ -373,14 +375,18 @@ class Runtime:
 
     async def close_all(self) -> None:
         """Close every session; abandon every handshake still in flight."""
-        for running in self._opening.values():
-            running.cancel()
-        sessions = list(self._sessions.values())
-        async with asyncio.TaskGroup() as closing:
+        for running, opened in self._opening.values():
+            if not opened.done():  # done: its opener registers it in a moment
+                running.cancel()
+        closed: set[str] = set()
+        # Until no session is left: one that finished its handshake just now joins late.
+        while sessions := [s for s in self._sessions.values() if s.id not in closed]:
+            async with asyncio.TaskGroup() as closing:
+                for session in sessions:
+                    closing.create_task(session.close())
             for session in sessions:
-                closing.create_task(session.close())
-        for session in sessions:
-            await session.wait_closed()
+                await session.wait_closed()
+            closed.update(session.id for session in sessions)
 
 
 def _sandbox_mode(policy: Policy | None) -> SandboxMode:

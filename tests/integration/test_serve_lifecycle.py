@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from corral.actors.engine import EngineSettings
 from corral.actors.runtime import Runtime, RuntimeSettings
-from corral.pipeline.errors import ErrorKind
+from corral.pipeline.commands import AcpRef
+from corral.pipeline.errors import CorralError, ErrorKind
 from corral.pipeline.events import (
     Event,
     Failed,
@@ -33,9 +35,12 @@ from corral.pipeline.events import (
     TurnEnded,
 )
 
+from tests.reliability.helpers import alive, children_of
 from tests.support.crashing_serve import crashing_catalog
 from tests.support.schema import check_line
 from tests.support.serve import ServeProcess
+
+from .helpers import until
 
 WriteScript = Callable[[dict[str, Any]], str]
 SERVE = [sys.executable, "-m", "corral.actors.cli", "serve"]
@@ -199,6 +204,34 @@ async def test_handshake_timeout_is_settable_on_the_command_line(tmp_path: Path)
         assert await serve.finish() == 0
     finally:
         await serve.kill()
+
+
+def agents_running() -> list[int]:
+    """Our children that run the stuck agent (not a probe of corral's own)."""
+    return [
+        pid
+        for pid in children_of(os.getpid())
+        if b"stuck_agent.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+
+
+async def test_leaving_the_runtime_abandons_an_open_whose_handshake_is_in_flight(
+    tmp_path: Path,
+) -> None:
+    ref = stuck_agent(tmp_path)["acp"]
+    agent = AcpRef(name=ref["name"], path=ref["path"], args=tuple(ref["args"]))
+    loop = asyncio.get_running_loop()
+    async with Runtime(transcripts=False) as rt:
+        opening = asyncio.create_task(rt.open(agent, dir=str(tmp_path)))
+        await until(lambda: bool(agents_running()), timeout=30)
+        (pid,) = agents_running()
+        started = loop.time()
+    took = loop.time() - started
+    with pytest.raises(CorralError) as raised:
+        await opening
+    assert raised.value.kind is ErrorKind.SESSION_CLOSED
+    assert took < 5.0 + 1.0 + 2.5  # the close grace, not the 30 s handshake timeout
+    assert not alive(pid)
 
 
 # ---- a session that fails inside corral ---------------------------------------------

@@ -1,0 +1,226 @@
+"""`corral serve` ending, as a real process, whatever the agents and the app do.
+
+Shutdown (EOF on stdin, SIGTERM) never waits on a command forever: an
+`open` stuck in its handshake is abandoned and its agent stopped, a
+`generate` still running is withdrawn, a pending permission request is
+closed; every command gets its one reply, every opened session its
+`closed`, and the process exits within the close grace plus a second.
+And an app that floods commands without reading its replies meets a full
+pipe, not a growing corral.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.support.schema import check_line
+from tests.support.serve import ServeProcess
+
+from .helpers import alive, children_of
+from .test_serve_process import rss_kib
+
+GRACE = 5.0  # ActorSettings.close_grace
+SLACK = 2.5  # a loaded two-core machine
+BOUND = GRACE + 1.0 + SLACK
+ASK = {
+    "Emit": {
+        "RequestOpened": {
+            "Permission": {
+                "id": "r1",
+                "tool": {
+                    "id": "tool1",
+                    "kind": "Execute",
+                    "title": "make",
+                    "status": "Pending",
+                    "input": {"Command": {"command": "make", "cwd": None}},
+                    "diffs": [],
+                    "locations": [],
+                },
+                "options": ["AllowOnce", "DenyOnce"],
+            }
+        }
+    }
+}
+END = {"End": {"Completed": {"source": "Protocol"}}}
+WriteScript = Callable[[dict[str, Any]], str]
+
+
+def stuck_agent(folder: Path) -> dict[str, Any]:
+    """An ad-hoc ACP agent that never answers `initialize`, ignores SIGTERM and EOF."""
+    path = folder / "stuck_agent.py"
+    path.write_text(
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "sys.stdin.buffer.read()\n"
+        "while True:\n"
+        "    time.sleep(60)\n"
+    )
+    return {"acp": {"name": "stuck", "path": sys.executable, "args": [str(path)]}}
+
+
+async def shut_down(serve: ServeProcess, how: str) -> tuple[int, float]:
+    """EOF or SIGTERM; the exit code and how long the exit took."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    if how == "eof":
+        await serve.close_stdin()
+    else:
+        os.kill(serve.process.pid, signal.SIGTERM)
+    code = await serve.finish(timeout=60)
+    return code, loop.time() - started
+
+
+def replies(serve: ServeProcess) -> Counter[int]:
+    return Counter(
+        line["id"] for line in serve.lines if line.get("id") is not None and "hello" not in line
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["eof", "sigterm"])
+async def test_shutdown_abandons_a_handshake_that_never_completes(tmp_path: Path, how: str) -> None:
+    serve = await ServeProcess.start()  # the default handshake timeout: 30 s
+    try:
+        await serve.wait_for(lambda line: "hello" in line)
+        frame_id = await serve.send(
+            {"cmd": "open", "agent": stuck_agent(tmp_path), "dir": str(tmp_path)}
+        )
+        async with asyncio.timeout(30):
+            while not children_of(serve.process.pid):  # the agent runs, mid-handshake
+                await asyncio.sleep(0.01)
+        agents = children_of(serve.process.pid)
+        code, took = await shut_down(serve, how)
+    finally:
+        await serve.kill()
+    assert code == 0, serve.stderr.decode()[-3000:]
+    assert took < BOUND, f"exit took {took:.1f} s"
+    assert replies(serve) == {frame_id: 1}
+    (reply,) = [line for line in serve.lines if line.get("id") == frame_id]
+    assert "error" in reply
+    assert not [line for line in serve.lines if "closed" in line]  # it never opened
+    assert not any(alive(pid) for pid in agents)
+
+
+@pytest.mark.parametrize("how", ["eof", "sigterm"])
+async def test_shutdown_withdraws_a_pending_permission_and_closes_the_session(
+    serve_mock: Any, tmp_path: Path, how: str
+) -> None:
+    serve = await serve_mock({"turns": [[ASK, "AwaitAnswer", END]]})
+    first = (await serve.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path)}))["id"]
+    second = (await serve.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path)}))["id"]
+    await serve.ok({"cmd": "prompt", "session": first, "text": "build"})
+    await serve.wait_event(first, "RequestOpened")
+    code, took = await shut_down(serve, how)
+    assert code == 0, serve.stderr.decode()[-3000:]
+    assert took < BOUND, f"exit took {took:.1f} s"
+    assert set(replies(serve).values()) == {1}
+    assert sorted(line["closed"] for line in serve.lines if "closed" in line) == [first, second]
+    kinds = serve.kinds(first)
+    assert kinds.index("RequestClosed") < kinds.index("TurnEnded")
+    ended = next(e for e in serve.events(first) if "TurnEnded" in e["kind"])
+    assert ended["kind"]["TurnEnded"]["stop"] == "Cancelled"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["eof", "sigterm"])
+async def test_shutdown_ends_a_stuck_agent_and_a_running_generate(
+    serve_mock: Any, write_script: WriteScript, tmp_path: Path, how: str
+) -> None:
+    # A process-mode agent that ignores EOF and SIGTERM, mid-turn; a generate
+    # waiting on a turn that never ends.
+    script = {
+        "process": True,
+        "ignore_close": True,
+        "turns": [
+            [{"Emit": {"TextDelta": {"message_id": "m1", "text": "hm"}}}, {"Sleep": 600_000}]
+        ],
+    }
+    serve = await serve_mock(script)
+    sid = (await serve.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path)}))["id"]
+    await serve.ok({"cmd": "prompt", "session": sid, "text": "think"})
+    await serve.wait_event(sid, "TextDelta")
+    generating = await serve.send(
+        {"cmd": "generate", "agent": "mock", "dir": str(tmp_path), "prompt": "and you?"}
+    )
+    async with asyncio.timeout(30):
+        while len(children_of(serve.process.pid)) < 2:  # both agents run
+            await asyncio.sleep(0.01)
+    agents = children_of(serve.process.pid)
+    code, took = await shut_down(serve, how)
+    assert code == 0, serve.stderr.decode()[-3000:]
+    assert took < BOUND, f"exit took {took:.1f} s"
+    assert set(replies(serve).values()) == {1}
+    assert "error" in next(line for line in serve.lines if line.get("id") == generating)
+    assert [line["closed"] for line in serve.lines if "closed" in line] == [sid]
+    assert not any(alive(pid) for pid in agents)
+
+
+# ---- an app that floods commands and does not read -----------------------------------
+
+FLOOD = 100_000
+
+
+@pytest.mark.slow
+async def test_a_flood_of_commands_is_held_in_the_pipe_not_in_corral(
+    write_script: WriteScript,
+) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "corral.actors.cli",
+        "serve",
+        "--mock",
+        write_script({}),
+        "--no-transcripts",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=64 * 1024,  # our reader pauses past twice this: the app does not read
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        check_line(orjson.loads(await process.stdout.readline()))  # hello
+        baseline = rss_kib(process.pid)
+        frames = b"".join(
+            json.dumps({"id": n, "cmd": "info", "session": "s1"}).encode() + b"\n"
+            for n in range(FLOOD)
+        )
+        process.stdin.write(frames)  # all of it, held by our transport until corral reads
+        pending = process.stdin.transport.get_write_buffer_size
+        # corral stops reading: what we hold stops shrinking, far from empty.
+        samples: list[int] = []
+        async with asyncio.timeout(120):
+            while len(samples) < 10 or len(set(samples[-10:])) > 1:
+                samples.append(pending())
+                await asyncio.sleep(0.1)
+        assert pending() > len(frames) // 2, "corral read far more than it could answer"
+        grown = rss_kib(process.pid) - baseline
+        assert grown < 64 * 1024, f"corral grew by {grown} KiB while the app did not read"
+        # The app reads: every command gets exactly one reply.
+        seen: Counter[int] = Counter()
+        async with asyncio.timeout(300):
+            while len(seen) < FLOOD:
+                line = orjson.loads(await process.stdout.readline())
+                assert line["error"]["kind"] == "UnknownSession"
+                seen[line["id"]] += 1
+            await process.stdin.drain()
+            process.stdin.close()
+            rest = await process.stdout.read()
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert rest == b"" and set(seen.values()) == {1}
+    check_line({"id": 0, "error": {"kind": "UnknownSession", "message": "x"}})

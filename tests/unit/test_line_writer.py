@@ -1,0 +1,84 @@
+"""The line writer holds a bounded number of bytes, not only of lines (issue 17).
+
+While the app does not read, senders wait once the lines they queued hold
+`max_bytes`; one line larger than the budget still goes, alone; when the
+app reads again every line is written once, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from corral.sinks.lines import ByteBudget, LineWriter
+
+from tests.integration.helpers import until
+
+MIB = 1024 * 1024
+
+
+class StuckStream:
+    """An app that reads nothing until `gate` opens."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.written: list[bytes] = []
+
+    async def write(self, data: bytes) -> None:
+        await self.gate.wait()
+        self.written.append(data)
+
+
+async def test_senders_wait_once_the_lines_they_queued_hold_the_byte_budget() -> None:
+    stream = StuckStream()
+    writer = LineWriter(stream, max_bytes=2 * MIB)
+    lines = [bytes([65 + n]) * (MIB // 2 - 1) + b"\n" for n in range(12)]  # 6 MiB in all
+    queued: list[int] = []
+
+    async def send(n: int) -> None:
+        await writer.line(lines[n])
+        queued.append(n)
+
+    async with asyncio.TaskGroup() as tasks:
+        tasks.create_task(writer.run())
+        for n in range(len(lines)):
+            tasks.create_task(send(n))
+        await until(lambda: writer.line_bytes.held >= 2 * MIB - 4)
+        for _ in range(100):
+            await asyncio.sleep(0)  # every sender that can go has gone
+        assert len(queued) * (MIB // 2) <= 2 * MIB  # 4 lines queued, 8 waiting: not 12
+        stream.gate.set()
+        await until(lambda: len(queued) == len(lines))
+        writer.close()
+    assert b"".join(stream.written) == b"".join(lines)  # all of it, once, in order
+
+
+async def test_a_line_larger_than_the_budget_goes_alone() -> None:
+    stream = StuckStream()
+    writer = LineWriter(stream, max_bytes=MIB)
+    huge = b"x" * (20 * MIB) + b"\n"
+    small = b"small\n"
+    async with asyncio.TaskGroup() as tasks:
+        tasks.create_task(writer.run())
+        await writer.line(huge)  # nothing else held: it passes
+        after = tasks.create_task(writer.line(small))
+        for _ in range(100):
+            await asyncio.sleep(0)
+        assert not after.done()  # 20 MiB held: the next line waits
+        stream.gate.set()
+        await after
+        writer.close()
+    assert b"".join(stream.written) == huge + small
+
+
+async def test_a_cancelled_sender_gives_its_place_back() -> None:
+    budget = ByteBudget(10)
+    await budget.take(8)
+    waiting = asyncio.ensure_future(budget.take(5))
+    behind = asyncio.ensure_future(budget.take(2))
+    await asyncio.sleep(0)
+    assert not waiting.done() and not behind.done()  # FIFO: the 2 waits behind the 5
+    waiting.cancel()
+    await asyncio.wait_for(behind, 5)
+    assert budget.held == 10
+    budget.give(10)
+    assert budget.held == 0
