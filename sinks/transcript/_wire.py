@@ -15,16 +15,16 @@ must not slow the agent. Every loss is counted in the file and in `dropped`.
 Sessions are registered by the archive when their transcript sink is made,
 and released when that sink ends.
 
-Redaction is the transcript's: every string of a message is redacted as
-part of a stream, the strings found at
-the same place (direction and key path: `in/event/delta/text`) in the
-session's earlier messages, the way the transcript redacts streamed deltas
-(`_streams.py`): agents stream text a few characters per message, so a key
-the model echoes is split across messages, none of which looks like a key
-alone. Then the message is redacted whole (secret-named fields). A
-session's own secrets (`learn_secrets`: the values of its secret-named
-`env`) are masked too. The streams a session keeps are
-bounded (`_STREAMS`, the least recently used one is forgotten).
+Redaction is the transcript's. Each string of a message is redacted as
+part of a stream: the strings found at the same place (direction and key
+path, `in/event/delta/text`) in the session's earlier messages, as the
+transcript redacts streamed deltas (`_streams.py`), since agents stream
+text a few characters per message and a key the model echoes is split
+across messages, none of which looks like a key alone. Then the message is
+redacted whole (secret-named fields). A session's own secrets
+(`learn_secrets`: the values of its secret-named `env`) are masked too.
+The streams a session keeps are bounded (`_STREAMS`; the least recently
+used is forgotten).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ _Item = _Line | _Known | _End
 
 
 class _SessionRedaction:
-    """One session's redaction: the whole message, then each string as part of its stream."""
+    """One session's redaction: each string as part of its stream, then the whole message."""
 
     def __init__(self, redactor: Redactor) -> None:
         self._redactor = redactor
