@@ -61,7 +61,7 @@ class Session:
         self._abandoned = error
         if isinstance(self.app_sink, AbandonableSink):
             await self.app_sink.abandon(self.id, error)
-        if self._stream is not None:
+        if self._stream is not None and not self._stream.events.closed:
             at = SystemTime.from_ns(time.time_ns())
             for event in self._stream.tail.last_events(self.id, error, at):
                 await self._stream.events.send(event)  # the reader's pace, like every event

@@ -233,12 +233,12 @@ async def _unless(shutdown: asyncio.Event, work: Awaitable[T]) -> T | None:
         return doing.result()
     doing.cancel()
     try:
-        await doing
+        return await doing  # it may have finished as it was being cancelled
     except asyncio.CancelledError:
-        pass  # the cancellation we asked for, not ours: this task goes on
-    else:
-        return doing.result()  # it finished as it was being cancelled
-    return None
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # this task's own cancellation, not only the one asked of `work`
+        return None
 
 
 async def serve(

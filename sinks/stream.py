@@ -32,9 +32,9 @@ class StreamSink:
             async for item in items_in:
                 if isinstance(item, Event):
                     await self.events.send(item)
-                    self.tail.saw(item)
                 elif isinstance(item, SessionFailed):
                     self.failure = item.error
+                self.tail.saw(item)
         except asyncio.CancelledError:
             # The session's stages were torn down (a crash inside corral): its owner,
             # the Session handle, ends the stream with the session's last words.
