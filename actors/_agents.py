@@ -3,7 +3,9 @@
 The finder turns what the app names (`"claude"`, `{"acp": {...}}`) into a
 catalog entry and an installation, or a clear error: an unknown id lists
 the known ones; a missing agent says where corral looked and how to
-install it. File-system searches run in a worker thread.
+install it. File-system searches run in a worker thread. It knows agents
+only through their catalog entries (a `builtin` entry, such as the mock's,
+needs no executable); it names no provider.
 """
 
 from __future__ import annotations
@@ -26,29 +28,10 @@ from ..pipeline.events import (
 from ..pipeline.telemetry import SessionTelemetry
 from ..sources.catalog import Catalog, CatalogEntry, builtin_installation
 from ..sources.discovery import locate, login_shell_path
-from ..sources.mock import MockDriver, MockScript, ProcessMockDriver, mock_details
 
-__all__ = ["AgentFinder", "mock_entry"]
+__all__ = ["AgentFinder"]
 
 _VERSION_TIMEOUT = 15.0
-
-
-def mock_entry(
-    script: MockScript, *, agent_id: str = "mock", name: str = "Mock agent"
-) -> CatalogEntry:
-    return CatalogEntry(
-        id=agent_id,
-        name=name,
-        executable="",
-        install_hint="built in: corral serve --mock SCRIPT",
-        make_driver=lambda installation, spec, telemetry: (
-            ProcessMockDriver(script, spec, telemetry)
-            if script.process
-            else MockDriver(script, spec)
-        ),
-        details=mock_details(script),
-        builtin=True,
-    )
 
 
 def _default_catalog() -> Catalog:
@@ -58,11 +41,7 @@ def _default_catalog() -> Catalog:
 
 
 class AgentFinder:
-    def __init__(
-        self, *, catalog: Catalog | None, mock: MockScript | None, environ: Mapping[str, str]
-    ) -> None:
-        if mock is not None:
-            catalog = Catalog([mock_entry(mock)])  # `--mock` offers exactly one agent
+    def __init__(self, *, catalog: Catalog | None, environ: Mapping[str, str]) -> None:
         self.catalog = catalog if catalog is not None else _default_catalog()
         self.environ = dict(environ)
         self._login_path: str | None = None

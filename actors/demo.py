@@ -27,8 +27,8 @@ from ..pipeline.events import (
 from ..sinks.metrics import Metrics
 from ..sinks.transcript import Archive, TranscriptSettings
 from ..sources.catalog import Catalog
+from ..sources.mock import catalog_entry as mock_entry
 from ..sources.mock import parse_script
-from ._agents import mock_entry
 from ._demo_render import Renderer, SessionTally
 from .handle import Session
 from .runtime import Runtime

@@ -49,6 +49,7 @@ from ..sources._reaper import become_subreaper
 from ..sources._sandbox import Sandboxes
 from ..sources.catalog import Catalog, CatalogEntry
 from ..sources.mock import MockScript
+from ..sources.mock import catalog_entry as mock_entry
 from ._agents import AgentFinder
 from ._generate import generate_text
 from ._usage_cache import PlanUsageCache
@@ -92,10 +93,10 @@ class Runtime:
         transcripts: TranscriptSettings | Archive | bool = True,
     ) -> None:
         self.settings = settings if settings is not None else RuntimeSettings()
+        if mock is not None:  # `--mock SCRIPT` offers exactly one agent: the script
+            catalog = Catalog([mock_entry(mock)])
         self.agents = AgentFinder(
-            catalog=catalog,
-            mock=mock,
-            environ=dict(os.environ if environ is None else environ),
+            catalog=catalog, environ=dict(os.environ if environ is None else environ)
         )
         self._sink_factories = tuple(sinks)
         self.telemetry = telemetry if telemetry is not None else Telemetry()

@@ -68,6 +68,9 @@ def imports_of(path: Path, root: Path = ROOT) -> Iterator[Edge]:
         elif isinstance(node, ast.ImportFrom):
             for target in _resolve(node, package):
                 yield Edge(where, node.lineno, target)
+                if node.module is not None:  # `from ..sources import claude`: maybe a package
+                    for alias in node.names:
+                        yield Edge(where, node.lineno, f"{target}.{alias.name}")
 
 
 def _folder_of(target: str) -> str | None:
@@ -75,6 +78,17 @@ def _folder_of(target: str) -> str | None:
     if len(parts) >= 2 and parts[0] == NAMESPACE and parts[1] in ALLOWED:
         return parts[1]
     return None
+
+
+def _one_per_line(edges: list[Edge]) -> list[Edge]:
+    """The first edge of each import statement (`from a import b, c` may yield a, a.b, a.c)."""
+    seen: set[tuple[str, int]] = set()
+    kept: list[Edge] = []
+    for edge in edges:
+        if (edge.path, edge.line) not in seen:
+            seen.add((edge.path, edge.line))
+            kept.append(edge)
+    return kept
 
 
 def forbidden_edges(root: Path = ROOT) -> list[Edge]:
@@ -85,12 +99,47 @@ def forbidden_edges(root: Path = ROOT) -> list[Edge]:
                 reached = _folder_of(edge.target)
                 if reached is not None and reached not in allowed:
                     found.append(edge)
-    return found
+    return _one_per_line(found)
 
 
 def test_no_top_level_folder_imports_one_it_must_not() -> None:
     bad = forbidden_edges()
     assert not bad, "imports against the graph (see ARCHITECTURE.md):\n" + "\n".join(map(str, bad))
+
+
+# Outside its own folder, a provider (sources/<name>/) is named only here: the
+# registry lists them, the bench measures each wire's translator, and the mock
+# is what `--mock SCRIPT`, the demo and `Runtime(mock=...)` offer.
+NAMES_PROVIDERS = frozenset(
+    {"sources/registry.py", "actors/cli.py", "actors/demo.py", "actors/runtime.py"}
+)
+
+
+def _providers(root: Path = ROOT) -> set[str]:
+    return {init.parent.name for init in (root / "sources").glob("*/__init__.py")}
+
+
+def provider_edges(root: Path = ROOT) -> list[Edge]:
+    """Imports of a provider's package from outside it (and outside NAMES_PROVIDERS)."""
+    providers = _providers(root)
+    found: list[Edge] = []
+    for folder in ALLOWED:
+        for path in sorted((root / folder).rglob("*.py")):
+            where = path.relative_to(root)
+            if where.as_posix() in NAMES_PROVIDERS or where.parts[:2] == ("actors", "bench"):
+                continue
+            own = where.parts[1] if where.parts[0] == "sources" and len(where.parts) > 2 else None
+            for edge in imports_of(path, root):
+                parts = edge.target.split(".")
+                provider = parts[2] if parts[1:2] == ["sources"] and len(parts) > 2 else None
+                if provider in providers and provider != own:
+                    found.append(edge)
+    return _one_per_line(found)
+
+
+def test_provider_knowledge_stays_in_its_own_source_folder() -> None:
+    bad = provider_edges()
+    assert not bad, "a provider named outside sources/<name>/:\n" + "\n".join(map(str, bad))
 
 
 def test_every_folder_has_modules_to_check() -> None:

@@ -40,7 +40,7 @@ def _install(home: Path) -> Path:
 
 def _finder(tmp_path: Path) -> AgentFinder:
     environ = {"HOME": str(tmp_path / "home"), "PATH": ""}
-    return AgentFinder(catalog=default_catalog(), mock=None, environ=environ)
+    return AgentFinder(catalog=default_catalog(), environ=environ)
 
 
 async def test_the_native_install_folder_is_searched(tmp_path: Path) -> None:

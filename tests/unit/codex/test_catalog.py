@@ -37,7 +37,7 @@ def _system_codex() -> bool:
 
 def _finder(tmp_path: Path, **environ: str) -> AgentFinder:
     base = {"HOME": str(tmp_path / "home"), "PATH": str(tmp_path / "empty")}
-    return AgentFinder(catalog=default_catalog(), mock=None, environ={**base, **environ})
+    return AgentFinder(catalog=default_catalog(), environ={**base, **environ})
 
 
 def test_codex_is_in_the_default_catalog() -> None:

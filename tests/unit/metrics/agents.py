@@ -16,7 +16,6 @@ import random
 from collections.abc import Sequence
 
 import attrs
-from corral.actors._agents import mock_entry
 from corral.pipeline.driver import (
     AgentExited,
     Driver,
@@ -31,6 +30,7 @@ from corral.pipeline.events import AgentInstallation, ContextUsage
 from corral.pipeline.telemetry import SessionTelemetry
 from corral.sources.catalog import Catalog, CatalogEntry, DriverFactory
 from corral.sources.mock import MockScript
+from corral.sources.mock import catalog_entry as mock_entry
 
 __all__ = ["Reporting", "catalog"]
 
