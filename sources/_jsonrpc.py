@@ -8,6 +8,11 @@ line that is not JSON-RPC is not dropped: it goes in as `WireNoise` for
 the driver to report. Responses are matched only against our own requests
 (a message without `method`), so the agent's request ids may equal ours.
 
+A line longer than `max_line` (16 MiB by default, as for every live agent)
+is refused as it streams in and reported as `WireNoise`: it is never held
+whole, let alone decoded (a 20 MB line held, copied and parsed would be
+60 MB).
+
 At EOF every request still waiting fails with `AgentGone` and `incoming`
 is closed. Raw lines (both directions) go to the session's telemetry, for
 wire recording; undecodable lines are counted there too.
@@ -26,6 +31,7 @@ import orjson
 from ..pipeline.channels import Channel
 from ..pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ..pipeline.errors import AgentGone
+from ..pipeline.framing import DEFAULT_MAX_LINE
 from ..pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from ._process import AgentProcess
 
@@ -107,7 +113,7 @@ class JsonRpcPeer:
         self,
         process: AgentProcess,
         *,
-        max_line: int = 64 * 1024 * 1024,
+        max_line: int = DEFAULT_MAX_LINE,
         telemetry: SessionTelemetry = NULL_TELEMETRY,
     ) -> None:
         self._process = process

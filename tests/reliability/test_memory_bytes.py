@@ -9,6 +9,8 @@
   read: the byte-bounded channels stop the agent (backpressure) before the
   lines pile up; the serve process's peak memory stays under a stated
   bound, and every event arrives, in order, once the app reads again.
+- A JSON-RPC agent (Codex, ACP agents) writing a 20 MiB line has it
+  refused at the 16 MiB cap, as for every live agent, never held whole.
 - An agent that asks permission without end: past `MAX_OPEN_REQUESTS` each
   request is declined at once, with a Warning Diagnostic, so the open
   requests a session tracks (and its memory) stay bounded.
@@ -19,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import pytest_asyncio
@@ -38,6 +42,8 @@ from corral.pipeline.events import (
     ToolStatus,
     ToolUpdate,
 )
+from corral.sources._jsonrpc import Incoming, JsonRpcPeer, WireNoise
+from corral.sources._process import AgentProcess
 
 from tests.reliability.helpers import END, children_of, text
 from tests.support.serve import ServeProcess
@@ -263,3 +269,34 @@ def test_an_agent_asking_without_end_keeps_the_session_memory_flat() -> None:
     assert grown < 32 * 1024, f"the test process grew by {grown} KiB"
     assert len(engine.requests) == MAX_OPEN_REQUESTS
     assert len(engine.closed_requests) <= 4096  # the closed ids it keeps are bounded too
+
+
+# ---- a JSON-RPC agent's huge line ------------------------------------------------------------
+
+
+class _HugeLineAgent:
+    """An agent process whose stdout is one 20 MiB JSON-RPC notification, in 256 KiB reads."""
+
+    def __init__(self) -> None:
+        self._chunk = b"a" * (256 * 1024)  # one object, handed out again and again
+        self._reads = [b'{"jsonrpc":"2.0","method":"session/update","params":{"text":"']
+        self._reads += [self._chunk] * (20 * MiB // len(self._chunk))
+        self._reads += [b'"}}\n']
+
+    async def read(self) -> bytes:
+        return self._reads.pop(0) if self._reads else b""
+
+
+async def test_a_json_rpc_agents_20_mb_line_is_refused_as_it_streams() -> None:
+    incoming: Channel[Incoming] = Channel(4, name="incoming")
+    peer = JsonRpcPeer(cast(AgentProcess, _HugeLineAgent()))
+    tracemalloc.start()
+    try:
+        await peer.pump(incoming)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # Held up to the 16 MiB cap, once; a line kept, copied and decoded would be 60 MiB.
+    assert peak < 20 * MiB, f"{peak} bytes at the peak"
+    (noise,) = [item async for item in incoming]
+    assert isinstance(noise, WireNoise) and "too long" in noise.reason
