@@ -6,9 +6,9 @@ never stuck behind a backlog of events), session lines on a bounded channel
 (when the app reads slowly, sessions wait: backpressure, nothing dropped).
 Lines are written in batches, one write per batch. Each channel is bounded
 twice: by the count of items and by the bytes they hold (`max_bytes`), so
-a few huge lines cannot hold many megabytes each. A single item larger
-than the whole budget still passes, alone: it waits until nothing else
-is held.
+256 huge lines cannot hold 256 times their size; a single line larger than
+the whole bound still passes, alone (see `pipeline/channels.py`). Besides
+the channels, the writer holds at most the batch it is writing.
 
 `LineSink` is one session's stage: it turns that session's records into
 lines (events, the session error, the `closed` line) and waits for its
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from typing import Any, Protocol
 
 from ..pipeline.channels import Channel, EndOfChannel
@@ -49,7 +48,7 @@ from ..pipeline.events import (
 from ..pipeline.records import Closed, SessionFailed, SinkItem
 from ..pipeline.wire import closed_line, event_line, session_error_line
 
-__all__ = ["ByteBudget", "ByteStream", "LineSink", "LineWriter", "SessionTail"]
+__all__ = ["ByteStream", "LineSink", "LineWriter", "SessionTail"]
 
 _BATCH_BYTES = 256 * 1024
 MAX_HELD_BYTES = 8 * 1024 * 1024  # per channel of the writer
@@ -61,79 +60,36 @@ class ByteStream(Protocol):
         ...
 
 
-class ByteBudget:
-    """Bytes held, bounded; senders wait their turn in FIFO order.
-
-    Invariant: `held <= limit`, except while one item larger than the limit
-    is held alone.
-    """
-
-    def __init__(self, limit: int) -> None:
-        if limit < 1:
-            raise ValueError(f"a byte budget needs a limit of at least 1, not {limit}")
-        self.limit = limit
-        self.held = 0
-        self._waiting: deque[tuple[int, asyncio.Future[None]]] = deque()
-
-    def _fits(self, size: int) -> bool:
-        return self.held == 0 or self.held + size <= self.limit
-
-    async def take(self, size: int) -> None:
-        if not self._waiting and self._fits(size):
-            self.held += size
-            return
-        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        entry = (size, granted)
-        self._waiting.append(entry)
-        try:
-            await granted
-        except BaseException:
-            if granted.done() and not granted.cancelled():
-                self.give(size)  # granted as we were cancelled: hand it on
-            else:
-                self._waiting.remove(entry)
-                self._grant()
-            raise
-
-    def give(self, size: int) -> None:
-        self.held -= size
-        self._grant()
-
-    def _grant(self) -> None:
-        while self._waiting and self._fits(self._waiting[0][0]):
-            size, granted = self._waiting.popleft()
-            self.held += size
-            granted.set_result(None)
-
-
 class LineWriter:
     def __init__(
         self, stream: ByteStream, *, capacity: int = 256, max_bytes: int = MAX_HELD_BYTES
     ) -> None:
         self._stream = stream
-        self.replies: Channel[bytes] = Channel(256, name="lines/replies")
-        self.lines: Channel[bytes] = Channel(capacity, name="lines/sessions")
-        self.reply_bytes = ByteBudget(max_bytes)
-        self.line_bytes = ByteBudget(max_bytes)
+        self.replies: Channel[bytes] = Channel(
+            256, name="lines/replies", max_bytes=max_bytes, size=len
+        )
+        self.lines: Channel[bytes] = Channel(
+            capacity, name="lines/sessions", max_bytes=max_bytes, size=len
+        )
         self.bytes_written = 0
 
     async def reply(self, line: bytes) -> None:
-        await _send(self.replies, self.reply_bytes, line)
+        await self.replies.send(line)
 
     async def line(self, line: bytes) -> None:
-        await _send(self.lines, self.line_bytes, line)
+        await self.lines.send(line)
 
     def close(self) -> None:
         """No more lines; `run` returns once everything queued is written."""
         self.replies.close()
         self.lines.close()
 
-    def _batch(self) -> tuple[list[bytes], int, int]:
-        """Up to a batch's worth of lines, replies first; and the bytes from each channel."""
+    def _batch(self) -> list[bytes]:
+        """Up to a batch's worth of lines, replies first."""
         batch: list[bytes] = []
-        sizes = [0, 0]
-        for index, source in enumerate((self.replies, self.lines)):
-            while sum(sizes) < _BATCH_BYTES:
+        size = 0
+        for source in (self.replies, self.lines):
+            while size < _BATCH_BYTES:
                 try:
                     line = source.try_receive()
                 except EndOfChannel:
@@ -141,19 +97,15 @@ class LineWriter:
                 if line is None:
                     break
                 batch.append(line)
-                sizes[index] += len(line)
-        return batch, sizes[0], sizes[1]
+                size += len(line)
+        return batch
 
     async def run(self) -> None:
         while True:
-            batch, from_replies, from_lines = self._batch()
+            batch = self._batch()
             if batch:
                 data = b"".join(batch)
-                try:
-                    await self._stream.write(data)
-                finally:
-                    self.reply_bytes.give(from_replies)
-                    self.line_bytes.give(from_lines)
+                await self._stream.write(data)
                 self.bytes_written += len(data)
                 continue
             if (
@@ -175,15 +127,6 @@ class LineWriter:
             waiter.cancel()  # a no-op once resolved
             self.replies.unwatch(waiter)
             self.lines.unwatch(waiter)
-
-
-async def _send(channel: Channel[bytes], budget: ByteBudget, line: bytes) -> None:
-    await budget.take(len(line))
-    try:
-        await channel.send(line)
-    except BaseException:
-        budget.give(len(line))
-        raise
 
 
 class SessionTail:

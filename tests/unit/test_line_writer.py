@@ -2,14 +2,14 @@
 
 While the app does not read, senders wait once the lines they queued hold
 `max_bytes`; one line larger than the budget still goes, alone; when the
-app reads again every line is written once, in order.
+app reads again every line is written once.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from corral.sinks.lines import ByteBudget, LineWriter
+from corral.sinks.lines import LineWriter
 
 from tests.integration.helpers import until
 
@@ -42,14 +42,18 @@ async def test_senders_wait_once_the_lines_they_queued_hold_the_byte_budget() ->
         tasks.create_task(writer.run())
         for n in range(len(lines)):
             tasks.create_task(send(n))
-        await until(lambda: writer.line_bytes.held >= 2 * MIB - 4)
+        await until(lambda: len(queued) >= 4)
         for _ in range(100):
             await asyncio.sleep(0)  # every sender that can go has gone
-        assert len(queued) * (MIB // 2) <= 2 * MIB  # 4 lines queued, 8 waiting: not 12
+        # One line in the stuck write, four in the channel (its 2 MiB), seven waiting.
+        assert writer.lines.statistics().bytes <= 2 * MIB
+        assert len(queued) <= 5
         stream.gate.set()
         await until(lambda: len(queued) == len(lines))
         writer.close()
-    assert b"".join(stream.written) == b"".join(lines)  # all of it, once, in order
+    # All of it, once each (the order between senders is the channel's to choose;
+    # one session's lines come from one sender, in its order).
+    assert sorted(stream.written) == sorted(lines)
 
 
 async def test_a_line_larger_than_the_budget_goes_alone() -> None:
@@ -59,7 +63,9 @@ async def test_a_line_larger_than_the_budget_goes_alone() -> None:
     small = b"small\n"
     async with asyncio.TaskGroup() as tasks:
         tasks.create_task(writer.run())
-        await writer.line(huge)  # nothing else held: it passes
+        await writer.line(huge)
+        await until(lambda: not len(writer.lines))  # the writer took it: stuck writing
+        await writer.line(huge)  # nothing else held: it passes, alone
         after = tasks.create_task(writer.line(small))
         for _ in range(100):
             await asyncio.sleep(0)
@@ -67,18 +73,4 @@ async def test_a_line_larger_than_the_budget_goes_alone() -> None:
         stream.gate.set()
         await after
         writer.close()
-    assert b"".join(stream.written) == huge + small
-
-
-async def test_a_cancelled_sender_gives_its_place_back() -> None:
-    budget = ByteBudget(10)
-    await budget.take(8)
-    waiting = asyncio.ensure_future(budget.take(5))
-    behind = asyncio.ensure_future(budget.take(2))
-    await asyncio.sleep(0)
-    assert not waiting.done() and not behind.done()  # FIFO: the 2 waits behind the 5
-    waiting.cancel()
-    await asyncio.wait_for(behind, 5)
-    assert budget.held == 10
-    budget.give(10)
-    assert budget.held == 0
+    assert b"".join(stream.written) == huge + huge + small
