@@ -85,6 +85,10 @@ def _shutting_down() -> CorralError:
     )
 
 
+def _not_run() -> CorralError:
+    return CorralError(ErrorKind.SESSION_CLOSED, "corral is shutting down; the command was not run")
+
+
 class Server:
     def __init__(
         self, runtime: Runtime, writer: LineWriter, settings: ServeSettings | None = None
@@ -182,8 +186,8 @@ class Server:
     ) -> None:
         """Until EOF or shutdown: read lines, start their commands.
 
-        Lines read but not yet started when a shutdown arrives are dropped
-        (the app is going away, or asked corral to).
+        Commands read but not yet started when a shutdown arrives (they were
+        waiting for a slot) are answered with an error, never run.
         """
         splitter = LineSplitter(max_line=MAX_FRAME)
         while True:
@@ -191,12 +195,25 @@ class Server:
             if chunk is None:
                 return
             lines = splitter.feed(chunk) if chunk else splitter.end()
-            for line in lines:
+            for index, line in enumerate(lines):
                 if self._slots.locked() and await _unless(shutdown, self._free_slot()) is None:
+                    self._refuse(lines[index:])
                     return
                 await self.submit(line, commands)
             if not chunk:
                 return
+
+    def _refuse(self, lines: list[bytes | Oversized]) -> None:
+        """Answer commands that will not run; without waiting (the app may not read)."""
+        for line in lines:
+            if isinstance(line, Oversized) or not line.strip():
+                continue
+            try:
+                frame_id, _ = parse_frame(line)
+            except FrameError as error:
+                self.writer.try_reply(error_line(error.frame_id, error))
+                continue
+            self.writer.try_reply(error_line(frame_id, _not_run()))
 
     async def _free_slot(self) -> bool:
         """Once a command slot is free (left free: only this reader takes them)."""

@@ -79,6 +79,10 @@ class LineWriter:
     async def line(self, line: bytes) -> None:
         await self.lines.send(line)
 
+    def try_reply(self, line: bytes) -> bool:
+        """Queue a reply without waiting; False (and dropped) when the channel is full."""
+        return self.replies.try_send(line)
+
     def close(self) -> None:
         """No more lines; `run` returns once everything queued is written."""
         self.replies.close()

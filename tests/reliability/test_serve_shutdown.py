@@ -112,6 +112,29 @@ async def test_shutdown_abandons_a_handshake_that_never_completes(tmp_path: Path
     assert not any(alive(pid) for pid in agents)
 
 
+async def test_a_signal_answers_the_commands_still_waiting_for_a_slot(tmp_path: Path) -> None:
+    mute = tmp_path / "mute_agent.py"  # never answers `initialize`; leaves at EOF
+    mute.write_text("import sys\nsys.stdin.buffer.read()\n")
+    agent = {"acp": {"name": "mute", "path": sys.executable, "args": [str(mute)]}}
+    serve = await ServeProcess.start("--max-in-flight", "1")
+    try:
+        await serve.wait_for(lambda line: "hello" in line)
+        frames = [{"id": 1, "cmd": "open", "agent": agent, "dir": str(tmp_path)}]
+        frames += [{"id": n, "cmd": "info", "session": "s1"} for n in (2, 3, 4)]
+        await serve.send_raw(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+        async with asyncio.timeout(30):
+            while not children_of(serve.process.pid):  # the open holds the only slot
+                await asyncio.sleep(0.01)
+        code, took = await shut_down(serve, "sigterm")
+    finally:
+        await serve.kill()
+    assert code == 0, serve.stderr.decode()[-3000:]
+    assert took < BOUND, f"exit took {took:.1f} s"
+    assert replies(serve) == {1: 1, 2: 1, 3: 1, 4: 1}
+    waiting = [line for line in serve.lines if line.get("id") in (2, 3, 4)]
+    assert all(line["error"]["kind"] == "SessionClosed" for line in waiting)
+
+
 @pytest.mark.parametrize("how", ["eof", "sigterm"])
 async def test_shutdown_withdraws_a_pending_permission_and_closes_the_session(
     serve_mock: Any, tmp_path: Path, how: str
