@@ -5,33 +5,34 @@ JSON of the line-protocol schema and a `from_wire` reader that raises
 `ShapeError` naming the offending field. Dispatch with `match`.
 """
 
-from ._agents import (
+from ._auth import (
     AccountInfo,
-    AgentDetails,
-    AgentInstallation,
     Authenticated,
     AuthKind,
     AuthStatus,
-    Capabilities,
-    Capability,
-    ConfigChoice,
-    ConfigOption,
-    ConfigValue,
-    DiagnosticLevel,
-    DiagnosticNote,
-    DiscoveryReport,
     EnvVarLogin,
-    InstallationSource,
     LoginMethod,
-    McpTransport,
-    MissingAgent,
     OtherAuth,
-    SandboxStatus,
-    SlashCommand,
     TerminalLogin,
     Unauthenticated,
     UnknownAuth,
-    config_value_from_wire,
+)
+from ._config import ConfigChoice, ConfigOption, ConfigValue, config_value_from_wire
+from ._details import (
+    AgentDetails,
+    Capabilities,
+    Capability,
+    McpTransport,
+    SandboxStatus,
+    SlashCommand,
+)
+from ._discovery import (
+    AgentInstallation,
+    DiagnosticLevel,
+    DiagnosticNote,
+    DiscoveryReport,
+    InstallationSource,
+    MissingAgent,
 )
 from ._event import Event, TurnContext
 from ._kinds import (

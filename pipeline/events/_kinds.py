@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import attrs
 
-from ._agents import DiagnosticLevel
+from ._discovery import DiagnosticLevel
 from ._requests import Request, request_from_wire
 from ._session import PlanUsage, SessionInfo, SessionStatus
 from ._shape import Fields, ShapeError, tag_of

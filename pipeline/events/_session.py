@@ -10,7 +10,9 @@ import enum
 
 import attrs
 
-from ._agents import AgentDetails, AgentInstallation, ConfigValue, config_value_from_wire
+from ._config import ConfigValue, config_value_from_wire
+from ._details import AgentDetails
+from ._discovery import AgentInstallation
 from ._shape import Fields, ShapeError, tag_of
 
 __all__ = [
