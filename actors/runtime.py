@@ -342,7 +342,6 @@ class Runtime:
                     driver=driver,
                     sinks=sinks,
                     settings=self.settings.actor,
-                    session_dir=session_dir,
                     on_ending=lambda: self._ending.add(session.id),
                 )
                 opened.set_result(actor)

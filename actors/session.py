@@ -17,9 +17,9 @@ event path; their events join the outbox, which the loop flushes in order.
 Lifecycle: `run` returns after the session ended (closed by the app, the
 agent died, or the wire failed) and every sink has seen `Closed`.
 
-Each prompt the engine accepts also goes to the sinks as a `Prompted`
-record (its text, for the transcript), just before the events it caused;
-the line sink leaves it out, so the app sees the same events as before.
+The engine makes every session record (`Opened`, `Prompted`, `Decision`,
+`SessionFailed`, `Closed`, see `pipeline/records.py`); the actor only
+carries its outbox to the sinks, in order.
 
 A sink that cannot keep the records (the transcript on a full disk) tells
 the actor through `sink_failed`; the app hears it as an Error `Diagnostic`
@@ -51,7 +51,7 @@ from ..pipeline.events import (
     SessionInfo,
     SessionStatus,
 )
-from ..pipeline.records import Closed, Opened, Prompted, SessionFailed, SinkItem
+from ..pipeline.records import SinkItem
 from ..pipeline.sizes import item_size
 from ..pipeline.stages import FanOut, Sink
 from .engine import Engine, Pending
@@ -93,7 +93,6 @@ class SessionActor:
         driver: Driver,
         sinks: Sequence[Sink],
         settings: ActorSettings | None = None,
-        session_dir: str = "",
         on_ending: Callable[[], None] | None = None,
     ) -> None:
         """`on_ending` is called once the session takes no more commands, just before
@@ -130,8 +129,6 @@ class SessionActor:
         self._stopped = asyncio.Event()
         self._stop_lock = asyncio.Lock()
         self._done = asyncio.Event()
-        self._session_dir = session_dir
-        self.outcome = "closed"
         self._status_seen = engine.status
         self._status_changed = asyncio.Event()
         self._sent = 0  # records sent to the sinks
@@ -149,10 +146,6 @@ class SessionActor:
     # ---- running ---------------------------------------------------------------
 
     async def run(self, tasks: asyncio.TaskGroup) -> None:
-        engine = self.engine
-        engine.outbox.appendleft(
-            Opened(info=engine.info(), at=engine.now_wall(), dir=self._session_dir)
-        )
         fanout = FanOut(self.sink_channels)
         consumers = [
             tasks.create_task(fanout.run(self.events_out), name=f"{self.session_id}-fanout")
@@ -188,19 +181,8 @@ class SessionActor:
             await sink.caught_up(self._sent)  # a failure so far joins the stream...
         await self._flush_outbox()  # ...here
         self._final = True
-        failure = engine.failure
-        if failure is not None:
-            self.outcome = "failed"
-            await self.events_out.send(SessionFailed(session_id=self.session_id, error=failure))
-        await self.events_out.send(
-            Closed(
-                session_id=self.session_id,
-                reason=self.outcome,
-                at=engine.now_wall(),
-                events=engine.sequence,
-                turns=engine.turns_started,
-            )
-        )
+        engine.finish()  # the session error, if any, and `Closed`: the engine's records
+        await self._flush_outbox()
         self.events_out.close()
 
     async def _run_driver(self) -> None:
@@ -353,30 +335,8 @@ class SessionActor:
         return await self._settle(action())
 
     async def prompt(self, text: str, attachments: tuple[str, ...] = ()) -> Delivery:
-        result: Delivery = await self._call(lambda: self._prompt(text, attachments))
+        result: Delivery = await self._call(lambda: self.engine.prompt(text, attachments))
         return result
-
-    def _prompt(self, text: str, attachments: tuple[str, ...]) -> Delivery | Pending:
-        """The engine takes the prompt; its text goes to the sinks before what it caused.
-
-        `Prompted` is a record, not an event: the transcript keeps it, the
-        line protocol does not carry it (the app sent the text).
-        """
-        engine = self.engine
-        before = len(engine.outbox)  # nothing flushes the outbox until this returns
-        outcome = engine.prompt(text, attachments)  # raises when the session refuses it
-        prompt_id = (
-            outcome.prompt_id if isinstance(outcome, Delivery) else f"p{engine.prompts_made}"
-        )
-        prompted = Prompted(
-            session_id=self.session_id,
-            prompt_id=prompt_id,
-            text=text,
-            attachments=attachments,
-            at=engine.now_wall(),
-        )
-        engine.outbox.insert(before, prompted)
-        return outcome
 
     async def dequeue(self, prompt_id: str) -> None:
         await self._call(lambda: self.engine.dequeue(prompt_id))

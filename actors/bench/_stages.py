@@ -30,10 +30,8 @@ from ...pipeline.events import (
     Completed,
     Event,
     InstallationSource,
-    SessionInfo,
-    SystemTime,
 )
-from ...pipeline.records import Closed, Opened, SinkItem
+from ...pipeline.records import SinkItem
 from ...pipeline.wire import event_line
 from ...sinks.transcript import TranscriptWriter, WriterSettings
 from ..engine import Engine
@@ -88,6 +86,8 @@ def _engine(driven: Sequence[DriverEvent]) -> tuple[float, list[SinkItem]]:
             records += outbox
             outbox.clear()
     engine.on_driver_event(TurnFinished(stop=Completed()))
+    engine.close()
+    engine.finish()  # the engine makes the session's records, `Opened` to `Closed`
     records += outbox
     seconds = time.perf_counter() - started
     return seconds, records
@@ -106,11 +106,7 @@ def _transcript(records: Sequence[SinkItem], folder: Path) -> float:
         transcript_id="stages",
         settings=WriterSettings(corral_version="bench"),
     )
-    now = SystemTime.from_ns(time.time_ns())
-    info = SessionInfo(id="s1", agent=_AGENT, details=AgentDetails())
-    items: list[SinkItem] = [Opened(info=info, at=now, dir=str(folder)), *records]
-    events = sum(1 for record in records if isinstance(record, Event))
-    items.append(Closed(session_id="s1", reason="closed", at=now, events=events, turns=1))
+    items = list(records)
     started = time.perf_counter()
     for start in range(0, len(items), _BATCH):
         writer.write(items[start : start + _BATCH])

@@ -3,43 +3,54 @@
 A sans-IO state machine. Inputs: the app's commands (`prompt`, `answer`,
 `cancel`, ...), the driver's events (`on_driver_event`), the passing of time
 (`on_time`, with `next_deadline` saying when), and `on_quiescent` (the
-driver has nothing more buffered right now). Outputs accumulate in three
-places the actor drains after every call: `outbox` (events with sequence
-numbers, and decision records, for the sinks), `to_driver` (commands for
-the agent) and settled `Pending` replies.
+driver has nothing more buffered right now). Outputs accumulate in two
+queues the caller drains after every call, `outbox` (the session's records
+and events, for the sinks) and `to_driver` (commands for the agent), and in
+settled `Pending` replies.
 
-Invariants (ENGINE.md):
+One object, composed of plain parts it owns and calls; none calls the
+engine back:
+
+- `PhaseMachine` (`_phase.py`): the turn phase and its transition table;
+- `Turns` (`_turns.py`): which turn content belongs to, start, end, time;
+- `Requests` (`_requests.py`): policy, answers, the one `Decision` each;
+- `PromptQueue` (`_prompts.py`): prompt ids, the FIFO queue, the steer;
+- `Facts` (`_facts.py`): what `info` says, pending configure and rollback;
+- `Output` (`_output.py`): the outbox with its sequence numbers, commands.
+
+Invariants (ENGINE.md), besides the phase table's own:
+- the outbox starts with `Opened` and, after `finish`, ends with at most
+  one `SessionFailed` then exactly one `Closed`; every accepted prompt is
+  one `Prompted` record, just before the events it caused; the engine is
+  the only maker of these session records;
 - sequence starts at 1 and grows by exactly one per event;
-- exactly one TurnEnded per TurnStarted, whatever ends the turn;
 - events inside a turn carry `turn_info`; bookkeeping outside carries none;
 - status changes are emitted only on change and computed once per input,
   so no input ever shows a transient `Idle`;
 - every request ends with exactly one `Decision` record and, if the app saw
-  it, one `RequestClosed`;
+  it, one `RequestClosed`; a turn's end withdraws the requests still open
+  and puts a steer still waiting back at the head of the queue;
 - `outbox` grows only by what one input produces: the actor feeds the next
   driver event only once the previous output has been taken.
-
-The handling of agent content and of requests lives in `_content.py` and
-`_requests.py`; shared state and output helpers in `_core.py`.
 """
 
 from __future__ import annotations
 
-import attrs
+from collections import deque
+from collections.abc import Callable, Mapping
 
-from ...pipeline.commands import RollbackScope
+from ...pipeline.commands import PermissionMode, RollbackScope
 from ...pipeline.driver import (
     AgentExited,
     ConfigApplied,
     ConfigRefused,
-    Configure,
+    DriverCommand,
     DriverEvent,
     Emitted,
+    Handshake,
     InfoChanged,
-    Interrupt,
     RequestAsked,
     RequestWithdrawn,
-    Rollback,
     RollbackVerdict,
     SteerTurn,
     SteerVerdict,
@@ -48,76 +59,191 @@ from ...pipeline.driver import (
     WireFailed,
 )
 from ...pipeline.errors import CorralError, ErrorKind
-from ...pipeline.fidelity import refuse_attachments
 from ...pipeline.events import (
+    AgentInstallation,
+    Answer,
     Cancelled,
     Capability,
     ConfigValue,
     Delivery,
-    Diagnostic,
-    DiagnosticLevel,
+    EventKind,
     Failed,
-    Queued,
+    SessionInfo,
+    SessionStatus,
+    SessionUpdated,
     Started,
-    Steered,
+    StatusChanged,
     StopReason,
 )
-from ._content import ContentMixin
-from ._requests import RequestsMixin
-from ._state import Pending, QueuedPrompt
+from ...pipeline.fidelity import refuse_attachments
+from ...pipeline.policy import ModePolicy, Policy, PolicyContext
+from ...pipeline.records import SinkItem
+from ._facts import Facts
+from ._output import Output
+from ._phase import EngineBug, Phase, PhaseMachine, Trigger
+from ._prompts import PromptQueue
+from ._requests import Requests
+from ._state import EngineSettings, OpenRequest, Pending, QueuedPrompt, RecentIds, Steer, Turn
+from ._turns import Turns
 
 __all__ = ["Engine"]
 
 
-class Engine(ContentMixin, RequestsMixin):
+class Engine:
     """One session's rules. See the module header for inputs and outputs."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        agent: AgentInstallation,
+        handshake: Handshake,
+        clock: Callable[[], float],
+        wall_clock_ns: Callable[[], int],
+        session_dir: str = "",
+        mode: PermissionMode = PermissionMode.ASK,
+        policy: Policy | None = None,
+        show_auto_decisions: bool = False,
+        settings: EngineSettings | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.agent = agent
+        self.clock = clock
+        self.settings = settings if settings is not None else EngineSettings()
+        self.status = SessionStatus.IDLE
+        self.failure: CorralError | None = None
+        self._machine = PhaseMachine()
+        self._out = Output(session_id=session_id, wall_clock_ns=wall_clock_ns)
+        self._facts = Facts(session_id=session_id, agent=agent, handshake=handshake)
+        self._prompts = PromptQueue()
+        self._turns = Turns(
+            output=self._out,
+            machine=self._machine,
+            clock=clock,
+            settings=self.settings,
+            reliable_turn_end=handshake.reliable_turn_end,
+            agent_name=agent.name,
+        )
+        self._requests = Requests(
+            output=self._out,
+            turns=self._turns,
+            clock=clock,
+            policy=policy if policy is not None else ModePolicy(),
+            policy_context=PolicyContext(agent_id=agent.id, session_dir=session_dir, mode=mode),
+            show_auto_decisions=show_auto_decisions,
+            agent_id=agent.id,
+        )
+        # What callers read (and the tests drain): the components' own queues.
+        self.outbox: deque[SinkItem] = self._out.outbox
+        self.to_driver: deque[DriverCommand] = self._out.to_driver
+        self.queue: deque[QueuedPrompt] = self._prompts.waiting
+        self.requests: Mapping[str, OpenRequest] = self._requests.open
+        self.closed_requests: RecentIds = self._requests.closed
+        self._out.opened(self.info(), session_dir)
+
+    # ---- what callers read -------------------------------------------------------
+
+    @property
+    def sequence(self) -> int:
+        return self._out.sequence
+
+    @property
+    def phase(self) -> Phase:
+        return self._machine.phase
+
+    @property
+    def finished(self) -> bool:
+        """The session closed or failed: it takes no more commands or driver events."""
+        return self._machine.phase is Phase.CLOSED
+
+    @property
+    def turn(self) -> Turn | None:
+        return self._turns.current
+
+    @property
+    def stale_dropped(self) -> int:
+        return self._turns.stale_dropped
+
+    @property
+    def steer(self) -> Steer | None:
+        return self._prompts.steer
+
+    def info(self) -> SessionInfo:
+        return self._facts.info(self.status)
+
+    def emit(
+        self, kind: EventKind, *, in_turn: bool = True, extensions: dict[str, object] | None = None
+    ) -> None:
+        """An event from outside the rules (a sink's failure), in order with the rest."""
+        self._turns.emit(kind, in_turn=in_turn, extensions=extensions)
+
+    # ---- status ----------------------------------------------------------------
+
+    def _desired_status(self) -> SessionStatus:
+        if self._turns.current is None:
+            if self._prompts and not self.finished:
+                return SessionStatus.WORKING  # the next prompt is about to start
+            return SessionStatus.IDLE
+        if self._requests.asking:
+            return SessionStatus.NEEDS_INPUT
+        return SessionStatus.WORKING
+
+    def _settle_status(self) -> None:
+        """Emit StatusChanged if the status differs; called once per input."""
+        desired = self._desired_status()
+        if desired is not self.status:
+            self.status = desired
+            self._turns.emit(StatusChanged(desired), in_turn=False)
+
+    def _emit_info(self) -> None:
+        self._turns.emit(SessionUpdated(self.info()), in_turn=False)
 
     # ---- commands ------------------------------------------------------------
 
-    def _require(self, feature: Capability, what: str) -> None:
-        if feature not in self.details.capabilities:
-            raise CorralError(
-                ErrorKind.UNSUPPORTED_FEATURE,
-                f"{self.agent.name} does not support {what}",
-                feature=feature.value,
-            )
+    def _require_open(self) -> None:
+        self._machine.check()
+        if self.failure is not None:
+            raise CorralError(ErrorKind.SESSION_CLOSED, f"session {self.session_id} has ended")
+        if self.finished:
+            raise CorralError(ErrorKind.SESSION_CLOSED, f"session {self.session_id} is closing")
 
     def _require_idle(self, what: str) -> None:
-        if self.turn is not None or self.queue:
+        if self._turns.current is not None or self._prompts:
             raise CorralError(ErrorKind.SESSION_BUSY, f"{what} needs an idle session")
 
     def prompt(self, text: str, attachments: tuple[str, ...] = ()) -> Delivery | Pending:
-        self.require_open()
-        refuse_attachments(attachments, self.details, self.agent.name)
-        self.prompts_made += 1
-        queued = QueuedPrompt(prompt_id=f"p{self.prompts_made}", text=text, attachments=attachments)
+        """Start, steer or queue a prompt; its `Prompted` record precedes what it caused."""
+        self._require_open()
+        refuse_attachments(attachments, self._facts.details, self.agent.name)
+        queued = self._prompts.make(text, attachments)
+        self._out.prompted(queued)
         try:
-            if self.turn is None and not self.queue:
-                return Delivery(prompt_id=queued.prompt_id, kind=Started(self.start_turn(queued)))
-            turn = self.turn
-            if (
-                turn is not None
-                and self.steer is None
-                and turn.cancel_deadline is None
-                and Capability.STEER in self.details.capabilities
-            ):
-                reply = Pending()
-                self.steer = (queued, reply, False)
-                if turn.acked:
-                    self._send_steer()
-                return reply
-            self.queue.append(queued)
-            return Delivery(prompt_id=queued.prompt_id, kind=Queued(len(self.queue) - 1))
+            return self._deliver(queued)
         finally:
-            self.settle_status()
+            self._settle_status()
+
+    def _deliver(self, queued: QueuedPrompt) -> Delivery | Pending:
+        if self._machine.phase is Phase.IDLE and not self._prompts:
+            return Delivery(prompt_id=queued.prompt_id, kind=Started(self._turns.start(queued)))
+        if (
+            self._machine.phase in (Phase.STARTING, Phase.RUNNING)
+            and self._prompts.steer is None
+            and Capability.STEER in self._facts.details.capabilities
+        ):
+            reply = self._prompts.hold_steer(queued)
+            if self._machine.confirmed:
+                self._send_steer()
+            return reply
+        return self._prompts.append(queued)
 
     def _send_steer(self) -> None:
-        assert self.steer is not None and self.turn is not None
-        queued, reply, _ = self.steer
-        self.steer = (queued, reply, True)
-        self.command(
+        turn = self._turns.current
+        queued = self._prompts.steer_to_send()
+        if turn is None or queued is None:
+            return
+        self._out.command(
             SteerTurn(
-                turn_id=self.turn.id,
+                turn_id=turn.id,
                 prompt_id=queued.prompt_id,
                 text=queued.text,
                 attachments=queued.attachments,
@@ -125,245 +251,146 @@ class Engine(ContentMixin, RequestsMixin):
         )
 
     def dequeue(self, prompt_id: str) -> None:
-        self.require_open()
-        for queued in self.queue:
-            if queued.prompt_id == prompt_id:
-                self.queue.remove(queued)
-                self.settle_status()
-                return
-        raise CorralError(ErrorKind.INVALID_REQUEST, f"prompt {prompt_id} is not queued")
+        self._require_open()
+        self._prompts.remove(prompt_id)
+        self._settle_status()
+
+    def answer(self, request_id: str, answer: Answer) -> None:
+        self._require_open()
+        self._requests.answer(request_id, answer)
+        self._settle_status()
 
     def cancel(self, clear_queue: bool = False) -> None:
-        self.require_open()
+        self._require_open()
         if clear_queue:
-            self.queue.clear()
-            if self.steer is not None:
-                queued, reply, _ = self.steer
-                self.steer = None
-                reply.fail(
-                    CorralError(
-                        ErrorKind.INVALID_REQUEST,
-                        f"prompt {queued.prompt_id} was dropped by cancel before the agent took it",
-                    )
-                )
-        turn = self.turn
-        if turn is not None and turn.cancel_deadline is None:
-            self.withdraw_requests(decided_by="cancel")
-            turn.cancel_deadline = self.clock() + self.settings.cancel_grace
-            self.command(Interrupt(turn.id))
-        self.settle_status()
+            self._prompts.drop_all()
+        if self._turns.current is not None and not self._machine.cancelling:
+            self._requests.withdraw_all(decided_by="cancel")
+            self._turns.cancel()
+        self._settle_status()
 
     def configure(self, option: str, value: ConfigValue) -> Pending:
-        self.require_open()
-        offered = {o.id: o for o in self.details.config_options}
-        known = offered.get(option)
-        if known is None:
-            names = ", ".join(offered) or "none"
-            raise CorralError(
-                ErrorKind.INVALID_CONFIGURATION,
-                f"{self.agent.name} has no option {option!r} (options: {names})",
-            )
-        if not known.live:
-            raise CorralError(
-                ErrorKind.INVALID_CONFIGURATION, f"{option} cannot change in a live session"
-            )
-        if not known.accepts(value):
-            allowed = (
-                "true or false" if known.boolean else ", ".join(c.value for c in known.choices)
-            )
-            raise CorralError(
-                ErrorKind.INVALID_CONFIGURATION,
-                f"{value!r} is not a valid value for {option} (allowed: {allowed})",
-            )
-        reply = Pending()
-        self.pending_config.setdefault(option, []).append(reply)
-        self.command(Configure(option=option, value=value))
-        return reply
+        self._require_open()
+        return self._facts.configure(option, value, self._out)
 
     def rollback(self, turns: int, scope: RollbackScope) -> Pending:
-        self.require_open()
-        self._require(Capability.ROLLBACK, "rollback")
-        if scope is RollbackScope.CONVERSATION_AND_FILES:
-            self._require(Capability.ROLLBACK_FILES, "rolling back files")
-        if self.pending_rollback is not None:
-            raise CorralError(ErrorKind.SESSION_BUSY, "a rollback is already pending")
+        self._require_open()
+        self._facts.check_rollback(scope)
         self._require_idle("rollback")
-        self.pending_rollback = Pending()
-        self.command(Rollback(turns=turns, scope=scope))
-        return self.pending_rollback
+        return self._facts.rollback(turns, scope, self._out)
 
     def compact(self) -> None:
-        self.require_open()
-        self._require(Capability.COMPACT, "compact")
+        self._require_open()
+        self._facts.require(Capability.COMPACT, "compact")
         self._require_idle("compact")
-        self.start_turn(None, compact=True)
-        self.settle_status()
+        self._turns.start(None, compact=True)
+        self._settle_status()
 
     def close(self) -> None:
         """Withdraw everything and end the running turn; the actor stops the agent."""
-        if self.closing:
+        self._machine.check()
+        if self.finished:
             return
         self._shut(Cancelled(), CorralError(ErrorKind.SESSION_CLOSED, "the session was closed"))
-        self.closing = True
-        self.settle_status()
+        self._settle_status()
+
+    def finish(self) -> None:
+        """The session's last records: its error, if it failed, then `Closed`."""
+        if not self.finished:
+            raise EngineBug("the session's last records come after it closed or failed")
+        self._out.closed(self.failure, self._turns.started)
 
     def _shut(self, stop: Cancelled | Failed, error: CorralError) -> None:
-        self.withdraw_requests(decided_by="shutdown")
-        if self.steer is not None:
-            _, reply, _ = self.steer
-            self.steer = None
-            reply.fail(error)
-        for replies in self.pending_config.values():
-            for reply in replies:
-                reply.fail(error)
-        self.pending_config.clear()
-        if self.pending_rollback is not None:
-            self.pending_rollback.fail(error)
-            self.pending_rollback = None
-        self.queue.clear()
-        if self.turn is not None:
-            self.end_turn(stop)
+        """Everything pending fails with `error`; the running turn ends with `stop`."""
+        self._requests.withdraw_all(decided_by="shutdown")
+        self._prompts.drop_steer(error)
+        self._facts.fail_pending(error)
+        self._prompts.clear()
+        if self._turns.current is not None:
+            self._end_turn(stop)
+        self._machine.fire(Trigger.CLOSE)
+
+    def _end_turn(self, stop: StopReason, extensions: dict[str, object] | None = None) -> None:
+        self._prompts.requeue_steer()
+        decided_by = "cancel" if isinstance(stop, Cancelled) else "turn_end"
+        self._requests.withdraw_all(decided_by=decided_by)
+        self._turns.end(stop, extensions)
 
     # ---- driver events -------------------------------------------------------
 
     def on_driver_event(self, event: DriverEvent) -> None:
+        self._machine.check()
         if self.finished:
             return  # the session is over; the actor is stopping the agent
         match event:
             case TurnBegan():
-                self._on_turn_began()
+                if self._turns.confirm():
+                    self._send_steer()  # a steer waits for the turn's confirmation
             case Emitted():
-                self.on_content(event)
+                self._turns.on_content(event)
             case TurnFinished(stop=stop, extensions=extensions):
-                self._on_turn_finished(stop, extensions)
+                if self._machine.confirmed:
+                    self._end_turn(stop, extensions)
+                else:  # ended already, or the end of the turn before ours
+                    self._turns.late_end(stop, extensions)
             case RequestAsked():
-                self.on_request(event)
+                self._requests.on_request(event)
             case RequestWithdrawn(request_id=request_id):
-                self.close_request(request_id, decision="cancelled", decided_by="agent")
+                self._requests.close_request(request_id, decision="cancelled", decided_by="agent")
             case SteerVerdict(prompt_id=prompt_id, accepted=accepted):
                 self._on_steer_verdict(prompt_id, accepted)
             case ConfigApplied(option=option, value=value):
-                self._on_config(option, value, None)
+                reply = self._facts.applied(option, value)
+                self._emit_info()
+                if reply is not None:
+                    reply.resolve(self.info())
             case ConfigRefused(option=option, reason=reason):
-                self._on_config(option, None, reason)
+                self._facts.refused(option, reason)
             case RollbackVerdict(accepted=accepted, reason=reason):
-                self._on_rollback(accepted, reason)
+                self._facts.on_rollback(accepted, reason)
             case InfoChanged():
-                self._on_info(event)
+                self._facts.on_info(event)
+                self._emit_info()
             case AgentExited(status=status, stderr=stderr):
+                message = f"{self.agent.name} exited (status {status})"
                 self._fail(
-                    CorralError(
-                        ErrorKind.PROCESS_EXITED,
-                        f"{self.agent.name} exited (status {status})",
-                        status=status,
-                        stderr=stderr,
-                    )
+                    CorralError(ErrorKind.PROCESS_EXITED, message, status=status, stderr=stderr)
                 )
             case WireFailed(kind=kind, message=message):
                 self._fail(CorralError(ErrorKind(kind), message))
-        self.settle_status()
-
-    def _on_turn_began(self) -> None:
-        if self.turn is None:
-            self.start_turn(None)  # the agent started a turn on its own
-        turn = self.turn
-        assert turn is not None
-        if not turn.acked:
-            turn.acked = True
-            turn.last_activity = self.clock()
-            if self.steer is not None and not self.steer[2]:
-                self._send_steer()
-
-    def _on_turn_finished(self, stop: StopReason, extensions: dict[str, object]) -> None:
-        turn = self.turn
-        if turn is None or not turn.acked:
-            # The end of a turn that already ended (or of the one before the
-            # turn we just started): never a second TurnEnded.
-            self.emit(
-                Diagnostic(
-                    level=DiagnosticLevel.WARNING,
-                    message="late turn end: the agent ended a turn that had already ended",
-                ),
-                in_turn=False,
-                extensions={"corral/late_turn_end": {"stop": repr(stop)}, **extensions},
-            )
-            return
-        self.end_turn(stop, extensions)
+        self._settle_status()
 
     def _on_steer_verdict(self, prompt_id: str, accepted: bool) -> None:
-        if self.steer is None or self.steer[0].prompt_id != prompt_id:
-            return  # a verdict for a steer already settled (e.g. by the turn's end)
-        if not accepted or self.turn is None:
-            self.requeue_steer()
-            return
-        _, reply, _ = self.steer
-        self.steer = None
-        reply.resolve(Delivery(prompt_id=prompt_id, kind=Steered(self.turn.id)))
-        self.turn.last_activity = self.clock()
-
-    def _on_config(self, option: str, value: ConfigValue | None, reason: str | None) -> None:
-        replies = self.pending_config.get(option, [])
-        reply = replies.pop(0) if replies else None
-        if not replies:
-            self.pending_config.pop(option, None)
-        if value is None:
-            if reply is not None:
-                reply.fail(
-                    CorralError(
-                        ErrorKind.INVALID_CONFIGURATION,
-                        f"{self.agent.name} refused {option}: {reason}",
-                    )
-                )
-            return
-        self.options[option] = value
-        self._emit_info()
-        if reply is not None:
-            reply.resolve(self.info())
-
-    def _on_rollback(self, accepted: bool, reason: str | None) -> None:
-        reply, self.pending_rollback = self.pending_rollback, None
-        if reply is None:
-            return
-        if accepted:
-            reply.resolve(None)
-        else:
-            reply.fail(
-                CorralError(
-                    ErrorKind.INVALID_REQUEST,
-                    f"{self.agent.name} refused the rollback: {reason or 'no reason given'}",
-                )
-            )
-
-    def _on_info(self, change: InfoChanged) -> None:
-        if change.resume_token is not None:
-            self.resume_token = change.resume_token
-        if change.title is not None:
-            self.title = change.title
-        if change.config_options is not None:
-            self.details = attrs.evolve(self.details, config_options=change.config_options)
-        if change.commands is not None:
-            self.details = attrs.evolve(self.details, commands=change.commands)
-        self._emit_info()
+        turn = self._turns.current
+        taken = accepted and turn is not None
+        if self._prompts.settle_steer(prompt_id, None if turn is None or not taken else turn.id):
+            self._turns.touch()
 
     def _fail(self, error: CorralError) -> None:
         self._shut(Failed(error.message), error)
         self.failure = error
+        self._out.muted = True
 
     # ---- time and quiescence -------------------------------------------------
 
     def on_quiescent(self) -> None:
         """The driver has nothing buffered: promote the next queued prompt."""
-        if self.turn is None and self.queue and not self.finished:
-            self.start_turn(self.queue.popleft())
-            self.settle_status()
+        self._machine.check()
+        if self._machine.phase is Phase.IDLE and self._prompts:
+            self._turns.start(self._prompts.pop())
+            self._settle_status()
 
     def next_deadline(self) -> float | None:
-        deadlines = [d for d in (self.turn_deadline(), self.request_deadline()) if d is not None]
-        return min(deadlines, default=None)
+        asking = self._requests.asking
+        deadlines = (self._turns.deadline(asking=asking), self._requests.deadline())
+        return min((d for d in deadlines if d is not None), default=None)
 
     def on_time(self) -> None:
+        self._machine.check()
         if self.finished:
             return
-        self.expire_requests()
-        self.expire_turn()
-        self.settle_status()
+        self._requests.expire()
+        stop = self._turns.expire(asking=self._requests.asking)
+        if stop is not None:
+            self._end_turn(stop)
+        self._settle_status()

@@ -15,7 +15,15 @@ from ...pipeline.errors import CorralError
 from ...pipeline.events import ContextUsage, Request, TurnContext, TurnOrigin
 from ...pipeline.policy import Decide
 
-__all__ = ["EngineSettings", "OpenRequest", "Pending", "QueuedPrompt", "RecentIds", "Turn"]
+__all__ = [
+    "EngineSettings",
+    "OpenRequest",
+    "Pending",
+    "QueuedPrompt",
+    "RecentIds",
+    "Steer",
+    "Turn",
+]
 
 
 class RecentIds:
@@ -63,7 +71,6 @@ class QueuedPrompt:
 class Turn:
     id: str
     origin: TurnOrigin
-    acked: bool
     quiet_window: float | None  # None: the wire ends this turn
     last_activity: float
     open_messages: dict[str, None] = attrs.field(factory=dict)  # insertion-ordered set
@@ -71,7 +78,7 @@ class Turn:
     usage: ContextUsage | None = None
     usage_extensions: dict[str, Any] = attrs.field(factory=dict)
     stall_warned: bool = False
-    cancel_deadline: float | None = None
+    cancel_deadline: float | None = None  # set with the CANCEL transition
     contexts: dict[str | None, TurnContext] = attrs.field(factory=dict)
 
     def context(self, parent_tool_id: str | None) -> TurnContext:
@@ -82,6 +89,15 @@ class Turn:
                 id=self.id, parent_tool_id=parent_tool_id
             )
         return found
+
+
+@attrs.define(kw_only=True)
+class Steer:
+    """A prompt offered to the running turn; `reply` settles with the agent's verdict."""
+
+    prompt: QueuedPrompt
+    reply: Pending
+    sent: bool = False  # sent once the turn is confirmed
 
 
 @attrs.define(kw_only=True)

@@ -6,11 +6,13 @@ ReplayItem* ─► [replay] ─► Engine (fake clock) ─► Opened, Event*, Pr
 
 A reader of an agent's own transcript yields `PromptSent` and
 `DriverEvent`s in file order. `replay` feeds them to a real `Engine`, so an
-imported session gets exactly the turns, status changes, request records
-and sequence numbers a live session would have produced from the same
-wire. The agent here is the file, so the runner plays its part of the
-driver contract: a `StartTurn` is acknowledged at once (`TurnBegan`), and
-every other command is dropped (nobody listens).
+imported session gets exactly the records (`Opened`, `Prompted`, the
+session's end), turns, status changes, request records and sequence
+numbers a live session would have produced from the same wire: the engine
+makes them all, the runner only drains them. The agent here is the file,
+so the runner plays its part of the driver contract: a `StartTurn` is
+acknowledged at once (`TurnBegan`), and every other command is dropped
+(nobody listens).
 
 Time: the engine's monotonic clock is fake and stands still, so no quiet
 window or stall warning fires between two lines of a file. Wall time
@@ -44,9 +46,8 @@ from ...pipeline.events import (
     Completed,
     CompletionSource,
     InstallationSource,
-    SystemTime,
 )
-from ...pipeline.records import Closed, Opened, Prompted, SessionFailed, SinkItem
+from ...pipeline.records import SinkItem
 from ..engine import Engine, EngineSettings
 
 __all__ = ["ReplaySession", "imported_installation", "replay"]
@@ -119,13 +120,7 @@ class _Replay:
         yield from self.end_open_turn()
         if self.engine.finished:
             return
-        self.engine.prompt(sent.text)  # idle, so Started at once
-        yield Prompted(
-            session_id=self.engine.session_id,
-            prompt_id=f"p{self.engine.prompts_made}",
-            text=sent.text,
-            at=SystemTime.from_ns(self.clock.wall_ns),
-        )
+        self.engine.prompt(sent.text)  # idle, so Started at once; `Prompted` first
         yield from self.drain()
 
     def end_open_turn(self) -> Iterator[SinkItem]:
@@ -139,16 +134,8 @@ class _Replay:
         engine = self.engine
         if not engine.finished:
             engine.close()
-            yield from self.drain()
-        if engine.failure is not None:
-            yield SessionFailed(session_id=engine.session_id, error=engine.failure)
-        yield Closed(
-            session_id=engine.session_id,
-            reason="failed" if engine.failure is not None else "closed",
-            at=engine.now_wall(),
-            events=engine.sequence,
-            turns=engine.turns_started,
-        )
+        engine.finish()  # the session error, if the file says it failed, then `Closed`
+        yield from self.drain()
 
 
 def replay(
@@ -159,7 +146,7 @@ def replay(
 ) -> Iterator[SinkItem]:
     """The records a live session would have produced from `items`, in order."""
     run = _Replay(session, settings)
-    yield Opened(info=run.engine.info(), at=SystemTime.from_ns(session.started_ns), dir=session.dir)
+    yield from run.drain()  # `Opened`
     for item in items:
         if isinstance(item, PromptSent):
             yield from run.prompt(item)

@@ -1,0 +1,101 @@
+"""Where the engine's decisions go: the outbox (for the sinks) and the driver.
+
+`outbox` holds, in order, everything one session tells its sinks (see
+`pipeline/records.py`): `Opened` first; then the events, each numbered
+here (`sequence` starts at 1 and grows by exactly one per event, and by
+nothing else), with a `Prompted` record before the events of each prompt
+and a `Decision` record per request; then at most one `SessionFailed` and
+exactly one `Closed`. The session records are made here and nowhere else:
+the actor and the replay only carry them. `to_driver` holds the
+commands for the agent; once the session failed nobody listens, so they
+are muted. Nothing here decides; the actor (or the replay) drains both
+after every input.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+from ...pipeline.driver import DriverCommand
+from ...pipeline.errors import CorralError
+from ...pipeline.events import Event, EventKind, SessionInfo, SystemTime, TurnContext
+from ...pipeline.records import Closed, Opened, Prompted, SessionFailed, SinkItem
+from ._state import QueuedPrompt
+
+__all__ = ["Output"]
+
+
+class Output:
+    def __init__(self, *, session_id: str, wall_clock_ns: Callable[[], int]) -> None:
+        self.session_id = session_id
+        self.wall_clock_ns = wall_clock_ns
+        self.outbox: deque[SinkItem] = deque()
+        self.to_driver: deque[DriverCommand] = deque()
+        self.sequence = 0
+        self.muted = False  # the agent is gone: commands go nowhere
+        self._ended = False  # `Closed` was recorded
+
+    def now_wall(self) -> SystemTime:
+        secs, nanos = divmod(self.wall_clock_ns(), 1_000_000_000)
+        return SystemTime(secs, nanos)
+
+    def emit(
+        self,
+        kind: EventKind,
+        *,
+        turn_info: TurnContext | None,
+        extensions: dict[str, object] | None = None,
+    ) -> None:
+        self.sequence += 1
+        self.outbox.append(
+            Event(
+                sequence=self.sequence,
+                session_id=self.session_id,
+                kind=kind,
+                occurred_at=self.now_wall(),
+                turn_info=turn_info,
+                extensions={} if extensions is None else extensions,
+            )
+        )
+
+    def record(self, item: SinkItem) -> None:
+        """A record without a sequence number (a prompt, a decision, the session's ends)."""
+        self.outbox.append(item)
+
+    # ---- the session records: made here and nowhere else -----------------------
+
+    def opened(self, info: SessionInfo, session_dir: str) -> None:
+        assert not self._ended and self.sequence == 0, "Opened comes first"
+        self.outbox.append(Opened(info=info, at=self.now_wall(), dir=session_dir))
+
+    def prompted(self, queued: QueuedPrompt) -> None:
+        self.outbox.append(
+            Prompted(
+                session_id=self.session_id,
+                prompt_id=queued.prompt_id,
+                text=queued.text,
+                attachments=queued.attachments,
+                at=self.now_wall(),
+            )
+        )
+
+    def closed(self, failure: CorralError | None, turns: int) -> None:
+        """The last records: the session's error (if it failed), then `Closed`, once."""
+        assert not self._ended, "Closed comes once"
+        self._ended = True
+        if failure is not None:
+            self.outbox.append(SessionFailed(session_id=self.session_id, error=failure))
+        self.outbox.append(
+            Closed(
+                session_id=self.session_id,
+                reason="closed" if failure is None else "failed",
+                at=self.now_wall(),
+                events=self.sequence,
+                turns=turns,
+            )
+        )
+
+    def command(self, command: DriverCommand) -> None:
+        if not self.muted:
+            self.to_driver.append(command)
