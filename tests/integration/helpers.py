@@ -1,20 +1,15 @@
-"""In-process helpers: a sink that can be stalled, and condition waits."""
+"""In-process helpers: a sink that can be stalled, and a flood of text.
+
+Waiting on a condition is `tests.support.waiting`'s job.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from corral.pipeline.channels import Channel
 from corral.pipeline.events import Event
 from corral.pipeline.records import SinkItem
-
-
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait (yielding to other tasks) until `condition` holds; fail after `timeout`."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.001)
 
 
 class GateSink:

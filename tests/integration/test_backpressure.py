@@ -16,7 +16,9 @@ from corral.pipeline.events import (
 )
 from corral.sources.mock import parse_script
 
-from .helpers import GateSink, text_turn, until
+from tests.support.waiting import until
+
+from .helpers import GateSink, text_turn
 
 SMALL = RuntimeSettings(actor=ActorSettings(driver_capacity=4, events_capacity=8, sink_capacity=8))
 TOTAL = 3000

@@ -34,8 +34,8 @@ from corral.sinks.transcript import find_transcripts, read_transcript
 from corral.sinks.transcript._format import DecisionRecord
 from corral.sources.mock import parse_script
 
-from tests.integration.helpers import until
 from tests.reliability.helpers import alive, children_of
+from tests.support.waiting import until
 
 END = {"End": {"Completed": {"source": "Protocol"}}}
 TOOL = ToolUpdate(id="t1", kind=ToolKind.EDIT, title="Edit a.py", status=ToolStatus.PENDING)
@@ -233,7 +233,9 @@ async def test_a_cancelled_generate_closes_its_session_and_stops_its_agent(
         answer.cancel()
         with pytest.raises(asyncio.CancelledError):
             await answer
-        await until(lambda: session.ended and not alive(pid))
+        async with asyncio.timeout(10):
+            await session.wait_closed()
+        await until(lambda: not alive(pid), what="the agent to be gone")
         assert runtime.sessions() == []
 
 

@@ -37,7 +37,9 @@ from corral.pipeline.telemetry import SessionTelemetry
 from corral.sources.catalog import Catalog, CatalogEntry
 from corral.sources.mock import MockDriver, parse_script
 
-from .helpers import GateSink, text_turn, until
+from tests.support.waiting import idle, until
+
+from .helpers import GateSink, text_turn
 
 
 async def collect(session: object) -> list[Event]:
@@ -50,7 +52,8 @@ async def test_open_prompt_and_read_events_until_close() -> None:
         assert session.status is SessionStatus.IDLE
         reader = asyncio.create_task(collect(session))
         await session.prompt("ping")
-        await until(lambda: session.status is SessionStatus.IDLE and session.info().id == "s1")
+        await idle(session)
+        assert session.info().id == "s1"
         await session.close()
         events = await reader
     texts = [e.kind.text for e in events if isinstance(e.kind, TextDelta)]
@@ -101,7 +104,7 @@ async def test_a_mock_with_steer_rejects_sends_the_steered_prompt_to_the_head_of
         await session.prompt("long job")  # type: ignore[attr-defined]
         deliveries.append(await session.prompt("also this"))  # type: ignore[attr-defined]
         await session.cancel()  # type: ignore[attr-defined]
-        await until(lambda: session.status is SessionStatus.IDLE)  # type: ignore[attr-defined]
+        await idle(session)  # type: ignore[arg-type]
 
     events = await play({"steer": True, "steer_rejects": True, "turns": [SLEEPY_TURN]}, scenario)
     assert deliveries[0].kind == Queued(0)
@@ -113,7 +116,7 @@ async def test_a_mock_with_compact_compacts_in_an_agent_turn() -> None:
     async def scenario(session: object) -> None:
         assert Capability.COMPACT in session.info().details.capabilities  # type: ignore[attr-defined]
         await session.compact()  # type: ignore[attr-defined]
-        await until(lambda: session.status is SessionStatus.IDLE)  # type: ignore[attr-defined]
+        await idle(session)  # type: ignore[arg-type]
 
     events = await play({"compact": True}, scenario)
     turn = [e.kind for e in events if not isinstance(e.kind, StatusChanged)]
@@ -144,7 +147,7 @@ async def test_a_non_deterministic_mock_turn_ends_by_inference_after_the_quiet_w
 
     async def scenario(session: object) -> None:
         await session.prompt("hello")  # type: ignore[attr-defined]
-        await until(lambda: session.status is SessionStatus.IDLE)  # type: ignore[attr-defined]
+        await idle(session)  # type: ignore[arg-type]
 
     events = await play({"deterministic": False}, scenario, quiet)
     assert stops(events) == [Completed(CompletionSource.INFERRED)]
@@ -156,7 +159,7 @@ async def test_a_mock_that_ignores_cancel_has_its_turn_ended_by_corral_after_the
     async def scenario(session: object) -> None:
         await session.prompt("long job")  # type: ignore[attr-defined]
         await session.cancel()  # type: ignore[attr-defined]
-        await until(lambda: session.status is SessionStatus.IDLE)  # type: ignore[attr-defined]
+        await idle(session)  # type: ignore[arg-type]
 
     events = await play({"ignore_cancel": True, "turns": [SLEEPY_TURN]}, scenario, grace)
     assert stops(events) == [Cancelled()]
@@ -239,7 +242,7 @@ async def test_a_session_that_crashes_inside_corral_does_not_disturb_another() -
         assert broken.failure is not None and broken.failure.kind is ErrorKind.PROTOCOL_FAILED
         reader = asyncio.create_task(collect(healthy))
         await healthy.prompt("still here?")
-        await until(lambda: healthy.status is SessionStatus.IDLE)
+        await idle(healthy)
         await healthy.close()
         texts = [e.kind.text for e in await reader if isinstance(e.kind, TextDelta)]
     assert texts == ["You said: still here?"]

@@ -39,8 +39,7 @@ from tests.reliability.helpers import alive, children_of
 from tests.support.crashing_serve import crashing_catalog
 from tests.support.schema import check_line
 from tests.support.serve import ServeProcess
-
-from .helpers import until
+from tests.support.waiting import until
 
 WriteScript = Callable[[dict[str, Any]], str]
 SERVE = [sys.executable, "-m", "corral.actors.cli", "serve"]

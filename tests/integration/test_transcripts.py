@@ -55,9 +55,9 @@ from corral.sinks.transcript._format import PromptRecord
 from corral.sinks.transcript._paths import files_of
 from corral.sources.mock import parse_script
 
-from tests.integration.helpers import until
 from tests.support.disks import tmpfs
 from tests.support.schema import check_line
+from tests.support.waiting import until
 from tests.unit.transcript.readers import SECRETS, TEST_READERS, WORDS, planted_copy
 
 REPO = Path(__file__).resolve().parents[2]

@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
 from corral.pipeline.channels import BrokenChannel, Channel, ChannelClosed, EndOfChannel
 
-
-async def until(condition: Callable[[], bool], *, turns: int = 1000) -> None:
-    """Let other tasks run until `condition` holds (no wall-clock sleeping)."""
-    for _ in range(turns):
-        if condition():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("condition never held")
+from tests.support.waiting import settled
 
 
 def test_a_capacity_below_one_is_refused() -> None:
@@ -28,7 +20,8 @@ async def test_a_full_channel_blocks_the_sender_until_room_is_made() -> None:
     await channel.send(1)
     await channel.send(2)
     sender = asyncio.create_task(channel.send(3))
-    await until(lambda: channel.statistics().waiting_senders == 1)
+    await settled()
+    assert channel.statistics().waiting_senders == 1
     assert channel.statistics().depth == 2 and not sender.done()
     assert await channel.receive() == 1
     await sender
@@ -57,7 +50,8 @@ async def test_a_receiver_that_aborts_breaks_a_waiting_sender() -> None:
     channel: Channel[int] = Channel(1)
     await channel.send(1)
     sender = asyncio.create_task(channel.send(2))
-    await until(lambda: channel.statistics().waiting_senders == 1)
+    await settled()
+    assert channel.statistics().waiting_senders == 1
     channel.abort()
     with pytest.raises(BrokenChannel):
         await sender
@@ -68,7 +62,8 @@ async def test_a_cancelled_sender_does_not_starve_the_next_one() -> None:
     await channel.send(0)
     first = asyncio.create_task(channel.send(1))
     second = asyncio.create_task(channel.send(2))
-    await until(lambda: channel.statistics().waiting_senders == 2)
+    await settled()
+    assert channel.statistics().waiting_senders == 2
     first.cancel()
     assert await channel.receive() == 0
     await second
@@ -90,13 +85,14 @@ async def test_one_watcher_future_wakes_for_whichever_channel_gets_an_item_first
     waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     first.watch(waiter)
     second.watch(waiter)
-    await asyncio.sleep(0)
+    await settled()
     assert not waiter.done()
     second.try_send(7)
     assert waiter.done()
     # The other channel skips the settled waiter and wakes its next receiver.
     receiver = asyncio.create_task(first.receive())
-    await until(lambda: first.statistics().waiting_receivers == 1)
+    await settled()
+    assert first.statistics().waiting_receivers == 1
     first.try_send(1)
     assert await receiver == 1
 
@@ -119,7 +115,8 @@ async def test_a_cancelled_watcher_does_not_swallow_a_wake_up() -> None:
     channel.watch(waiter)
     waiter.cancel()
     receiver = asyncio.create_task(channel.receive())
-    await until(lambda: channel.statistics().waiting_receivers == 1)
+    await settled()
+    assert channel.statistics().waiting_receivers == 1
     channel.try_send(5)
     assert await receiver == 5
 

@@ -11,7 +11,7 @@ import asyncio
 
 from corral.sinks.lines import LineWriter
 
-from tests.integration.helpers import until
+from tests.support.waiting import settled
 
 MIB = 1024 * 1024
 
@@ -42,14 +42,13 @@ async def test_senders_wait_once_the_lines_they_queued_hold_the_byte_budget() ->
         tasks.create_task(writer.run())
         for n in range(len(lines)):
             tasks.create_task(send(n))
-        await until(lambda: len(queued) >= 4)
-        for _ in range(100):
-            await asyncio.sleep(0)  # every sender that can go has gone
+        await settled()  # every sender that can go has gone
         # One line in the stuck write, four in the channel (its 2 MiB), seven waiting.
         assert writer.lines.statistics().bytes <= 2 * MIB
-        assert len(queued) <= 5
+        assert 4 <= len(queued) <= 5
         stream.gate.set()
-        await until(lambda: len(queued) == len(lines))
+        await settled()
+        assert len(queued) == len(lines)
         writer.close()
     # All of it, once each (the order between senders is the channel's to choose;
     # one session's lines come from one sender, in its order).
@@ -64,11 +63,11 @@ async def test_a_line_larger_than_the_budget_goes_alone() -> None:
     async with asyncio.TaskGroup() as tasks:
         tasks.create_task(writer.run())
         await writer.line(huge)
-        await until(lambda: not len(writer.lines))  # the writer took it: stuck writing
+        await settled()
+        assert not len(writer.lines)  # the writer took it: stuck writing
         await writer.line(huge)  # nothing else held: it passes, alone
         after = tasks.create_task(writer.line(small))
-        for _ in range(100):
-            await asyncio.sleep(0)
+        await settled()
         assert not after.done()  # 20 MiB held: the next line waits
         stream.gate.set()
         await after
