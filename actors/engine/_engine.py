@@ -296,8 +296,8 @@ class Engine:
 
     def finish(self) -> None:
         """The session's last records: its error, if it failed, then `Closed`."""
-        if not self.finished:
-            raise EngineBug("the session's last records come after it closed or failed")
+        if not self.finished or self._out.ended:
+            raise EngineBug("the session's last records come once, after it closed or failed")
         self._out.closed(self.failure, self._turns.started)
 
     def _shut(self, stop: Cancelled | Failed, error: CorralError) -> None:

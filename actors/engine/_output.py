@@ -34,7 +34,7 @@ class Output:
         self.to_driver: deque[DriverCommand] = deque()
         self.sequence = 0
         self.muted = False  # the agent is gone: commands go nowhere
-        self._ended = False  # `Closed` was recorded
+        self.ended = False  # `Closed` was recorded
 
     def now_wall(self) -> SystemTime:
         secs, nanos = divmod(self.wall_clock_ns(), 1_000_000_000)
@@ -66,7 +66,7 @@ class Output:
     # ---- the session records: made here and nowhere else -----------------------
 
     def opened(self, info: SessionInfo, session_dir: str) -> None:
-        assert not self._ended and self.sequence == 0, "Opened comes first"
+        assert not self.outbox and self.sequence == 0, "Opened comes first"
         self.outbox.append(Opened(info=info, at=self.now_wall(), dir=session_dir))
 
     def prompted(self, queued: QueuedPrompt) -> None:
@@ -82,8 +82,8 @@ class Output:
 
     def closed(self, failure: CorralError | None, turns: int) -> None:
         """The last records: the session's error (if it failed), then `Closed`, once."""
-        assert not self._ended, "Closed comes once"
-        self._ended = True
+        assert not self.ended, "Closed comes once"
+        self.ended = True
         if failure is not None:
             self.outbox.append(SessionFailed(session_id=self.session_id, error=failure))
         self.outbox.append(
