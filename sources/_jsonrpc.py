@@ -15,7 +15,9 @@ whole, let alone decoded (a 20 MB line held, copied and parsed would be
 
 At EOF every request still waiting fails with `AgentGone` and `incoming`
 is closed. Raw lines (both directions) go to the session's telemetry, for
-wire recording; undecodable lines are counted there too.
+wire recording. A line that is not JSON-RPC comes out as a typed
+`WireProblem` (`_kit/problems.py`); it is counted where the driver reports
+it, like every other problem.
 """
 
 from __future__ import annotations
@@ -23,16 +25,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import orjson
 
-from ..pipeline.channels import Channel
 from ..pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ..pipeline.errors import AgentGone
 from ..pipeline.framing import DEFAULT_MAX_LINE
 from ..pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
+from ._kit.problems import ProblemKind, WireProblem
 from ._process import AgentProcess
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "RpcNotification",
     "RpcRequest",
     "WireNoise",
+    "WireProblem",
     "unreadable_request_id",
 ]
 
@@ -62,19 +65,7 @@ class RpcNotification:
     params: Any
 
 
-@attrs.frozen
-class WireNoise:
-    """A line that is not a JSON-RPC message; `raw` is a bounded prefix.
-
-    `request_id`: the line looks like a request (a `method` and an `id` in
-    its prefix) that JSON could not read, e.g. a lone surrogate escape; the
-    driver answers that id with a parse error, so the agent does not wait
-    forever for an answer.
-    """
-
-    reason: str
-    raw: str
-    request_id: int | str | None = None
+WireNoise = WireProblem  # the name the peer's callers knew it by
 
 
 _ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
@@ -97,7 +88,15 @@ def unreadable_request_id(prefix: str) -> int | str | None:
     return int(value)
 
 
-Incoming = RpcRequest | RpcNotification | WireNoise
+Incoming = RpcRequest | RpcNotification | WireProblem
+
+
+class IncomingSink(Protocol):
+    """Where the pump puts what the agent sent (a channel that may hold more)."""
+
+    async def send(self, item: Incoming, /) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class RpcError(Exception):
@@ -122,9 +121,8 @@ class JsonRpcPeer:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._telemetry = telemetry
         self._gone = False
-        self.noise_count = 0
 
-    async def pump(self, incoming: Channel[Incoming]) -> None:
+    async def pump(self, incoming: IncomingSink) -> None:
         try:
             while chunk := await self._process.read():
                 for item in self._decoder.feed(chunk):
@@ -140,18 +138,11 @@ class JsonRpcPeer:
             incoming.close()
 
     async def _dispatch(
-        self, item: dict[str, Any] | NotJson | Oversized, incoming: Channel[Incoming]
+        self, item: dict[str, Any] | NotJson | Oversized, incoming: IncomingSink
     ) -> None:
-        if isinstance(item, Oversized):
-            self.noise_count += 1
-            self._telemetry.decode_error("oversized")
-            await incoming.send(WireNoise(f"a line of {item.length} bytes was too long", ""))
-            return
-        if isinstance(item, NotJson):
-            self.noise_count += 1
-            self._telemetry.decode_error("not_json")
-            request_id = unreadable_request_id(item.prefix)
-            await incoming.send(WireNoise(item.reason, item.prefix, request_id))
+        if isinstance(item, NotJson | Oversized):
+            request_id = unreadable_request_id(item.prefix) if isinstance(item, NotJson) else None
+            await incoming.send(WireProblem.from_decoder(item, request_id))
             return
         if self._telemetry.records_wire:
             self._telemetry.wire_line("in", orjson.dumps(item))
@@ -165,10 +156,9 @@ class JsonRpcPeer:
         message_id = item.get("id")
         waiter = self._waiting.pop(message_id, None) if isinstance(message_id, int) else None
         if waiter is None:
-            self.noise_count += 1
-            await incoming.send(
-                WireNoise("a response to no request of ours", orjson.dumps(item)[:200].decode())
-            )
+            raw = orjson.dumps(item)[:200].decode(errors="replace")
+            reason = "a response to no request of ours"
+            await incoming.send(WireProblem(kind=ProblemKind.BAD_SHAPE, reason=reason, raw=raw))
             return
         if waiter.done():
             return  # the caller gave up (timeout or cancel)

@@ -1,0 +1,163 @@
+"""`JsonRpcDriver`: the process, pump, inbox, reading loop and stop of a JSON-RPC source.
+
+```
+agent stdout ─► JsonRpcPeer.pump ─► inbox.frames (bounded) ─┐
+                                                             ├─► run ─► _translate ─► events_out
+driver's own events ─► inbox.put_local ──────────────────────┘
+engine ─► send (the provider's encoder) ─► requests, answers ─► agent stdin
+```
+
+A provider subclasses it and supplies `_translate` (one agent frame or
+wire problem in, its `DriverEvent`s out; the provider's translator) and
+`send` (the engine's commands onto its wire). `_launch` spawns the agent
+and starts the pump; `_handshaking` runs the opening requests and turns
+the agent's death meanwhile into the one `handshake_exit` error.
+
+Invariants: `run` is the only task that sends the driver's events, and
+every one of them passes `tally` on its way out (so wire problems and
+unknown frames are counted once, wherever they were found). `send` never
+waits on the agent: work that needs an answer runs as a task of the
+session (`_spawn`) and reports through the inbox. `stop` is idempotent:
+it aborts the local channel (a task reporting into it is released; with
+`abort_frames_on_stop`, the frames channel too), lets the provider
+release what it holds (`_release`), then ends the process group (EOF,
+SIGTERM, SIGKILL). The pump then sees EOF and fails our waiting requests;
+`run` reports `AgentExited` with the status and the stderr tail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from ...pipeline.channels import BrokenChannel
+from ...pipeline.driver import AgentExited, DriverCommand, DriverEvent, EventSink, LaunchSpec
+from ...pipeline.errors import AgentGone
+from ...pipeline.telemetry import SessionTelemetry
+from .._jsonrpc import JsonRpcPeer
+from .._process import AgentProcess
+from .handshake import exit_status, handshake_exit
+from .inbox import Inbox, Local
+from .problems import tally
+
+__all__ = ["JsonRpcDriver"]
+
+F = TypeVar("F")
+T = TypeVar("T")
+PeerFactory = Callable[[AgentProcess, SessionTelemetry], JsonRpcPeer]
+
+
+def _line_peer(process: AgentProcess, telemetry: SessionTelemetry) -> JsonRpcPeer:
+    return JsonRpcPeer(process, telemetry=telemetry)
+
+
+class JsonRpcDriver(Generic[F]):
+    """The shared half of a JSON-RPC driver; `F` is what the inbox's frames channel holds."""
+
+    abort_frames_on_stop: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        telemetry: SessionTelemetry,
+        *,
+        frames: int,
+        inbox_name: str,
+        agent: str,
+        wire: str,
+        peer: PeerFactory = _line_peer,
+    ) -> None:
+        self._spec = spec
+        self._agent_name = agent  # both name the exit during the handshake
+        self._wire_name = wire
+        self._telemetry = telemetry
+        self._inbox: Inbox[F] = Inbox(name=f"{spec.session_id}/{inbox_name}", frames=frames)
+        self._make_peer = peer
+        self._tasks: asyncio.TaskGroup | None = None
+        self._process: AgentProcess | None = None
+        self._peer: JsonRpcPeer | None = None
+        self._stopped = False
+
+    # ---- the provider's part -----------------------------------------------------
+
+    async def _translate(self, item: F) -> list[DriverEvent]:
+        raise NotImplementedError
+
+    async def send(self, command: DriverCommand) -> None:
+        raise NotImplementedError
+
+    async def _release(self) -> None:
+        """What the provider holds besides the process (terminals); run at stop."""
+
+    # ---- launching -----------------------------------------------------------------
+
+    async def _launch(
+        self, tasks: asyncio.TaskGroup, argv: Sequence[str], env: Mapping[str, str]
+    ) -> JsonRpcPeer:
+        """Spawn the agent in the session's directory and start reading it."""
+        self._tasks = tasks
+        self._process = await AgentProcess.spawn(
+            argv,
+            cwd=self._spec.dir,
+            env=env,
+            tasks=tasks,
+            telemetry=self._telemetry,
+            sandbox=self._spec.sandbox,
+        )
+        self._peer = self._make_peer(self._process, self._telemetry)
+        tasks.create_task(self._pump(self._peer), name=f"{self._spec.session_id}-pump")
+        return self._peer
+
+    async def _pump(self, peer: JsonRpcPeer) -> None:
+        frames: Any = self._inbox.frames  # holds `Incoming` among its items (F includes it)
+        with contextlib.suppress(BrokenChannel):  # stopped: nobody reads the agent any more
+            await peer.pump(frames)
+
+    async def _handshaking(self, work: Awaitable[T]) -> T:
+        """Await the opening requests; the agent's exit meanwhile is `ProcessExited`."""
+        try:
+            return await work
+        except AgentGone:
+            assert self._process is not None
+            raise await handshake_exit(
+                self._process, agent=self._agent_name, wire=self._wire_name
+            ) from None
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str = "request") -> None:
+        assert self._tasks is not None, "send before start"
+        self._tasks.create_task(work, name=f"{self._spec.session_id}-{name}")
+
+    # ---- reading -------------------------------------------------------------------
+
+    async def run(self, events_out: EventSink) -> None:
+        try:
+            while (item := await self._inbox.next()) is not None:
+                await self._deliver(item, events_out)
+        finally:
+            self._inbox.abort_local()  # tasks still reporting give up
+        process = self._process
+        assert process is not None
+        status = await exit_status(process)
+        await events_out.send(AgentExited(status=status, stderr=process.stderr_tail()))
+
+    async def _deliver(self, item: Local | F, events_out: EventSink) -> None:
+        events = list(item.events) if isinstance(item, Local) else await self._translate(item)
+        for event in events:
+            tally(self._telemetry, event)
+            await events_out.send(event)
+
+    # ---- stopping ------------------------------------------------------------------
+
+    async def stop(self, grace: float) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.abort_frames_on_stop:
+            self._inbox.abort()
+        else:
+            self._inbox.abort_local()  # `run` still reads the agent's output to its end
+        await self._release()
+        if self._process is not None:
+            await self._process.stop(grace)

@@ -1,0 +1,91 @@
+"""One reader over two channels: the driver's own events, then the agent's frames.
+
+`run` is the only task that sends a driver's events. What the driver makes
+itself (a verdict, a refused prompt, the events of a file it read for the
+agent) is a typed `Local` value, never a fake agent frame. It goes in one
+of two ways:
+
+- `put_local`: served first, before the next agent frame (a verdict the
+  engine waits on must not queue behind a long stream);
+- `put_behind`: into the frames channel itself, behind whatever the agent
+  said before it (ACP's `stopReason` must follow every update the agent
+  sent ahead of its answer).
+
+`next` returns a `Local`, a frame, or None once the agent's output ended
+(the frames channel was closed by the pump). Putting into an inbox whose
+driver stopped does nothing: the session is over. Both channels are
+bounded; a full one pauses the task that puts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Generic, TypeVar
+
+import attrs
+
+from ...pipeline.channels import BrokenChannel, Channel, ChannelClosed, EndOfChannel
+from ...pipeline.driver import DriverEvent
+
+__all__ = ["Inbox", "Local"]
+
+F = TypeVar("F")
+
+
+@attrs.frozen
+class Local:
+    """Events the driver made itself, delivered as they are."""
+
+    events: tuple[DriverEvent, ...]
+
+
+class Inbox(Generic[F]):
+    def __init__(self, *, name: str, frames: int, local: int = 16) -> None:
+        self.frames: Channel[F | Local] = Channel(frames, name=name)
+        self._local: Channel[Local] = Channel(local, name=f"{name}-local")
+
+    async def put_local(self, *events: DriverEvent) -> None:
+        """Events served before the next agent frame."""
+        with contextlib.suppress(BrokenChannel, ChannelClosed):  # stopped: nobody reads
+            await self._local.send(Local(events))
+
+    async def put_behind(self, item: F | Local) -> None:
+        """An item served after every frame the agent sent before it."""
+        with contextlib.suppress(BrokenChannel, ChannelClosed):  # output ended, or stopped
+            await self.frames.send(item)
+
+    async def next(self) -> Local | F | None:
+        while True:
+            try:
+                local = self._local.try_receive()
+            except EndOfChannel:
+                local = None
+            if local is not None:
+                return local
+            try:
+                frame = self.frames.try_receive()
+            except EndOfChannel:
+                return None
+            if frame is not None:
+                return frame
+            await self._wait()
+
+    async def _wait(self) -> None:
+        waits = [asyncio.ensure_future(self.frames.wait_readable())]
+        if not self._local.closed:  # aborted at stop: only the agent's output is left
+            waits.append(asyncio.ensure_future(self._local.wait_readable()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waits:
+                waiter.cancel()
+
+    def abort_local(self) -> None:
+        """Stop taking local events (a task putting one is released)."""
+        self._local.abort()
+
+    def abort(self) -> None:
+        """Stop taking anything: the agent's remaining output is not read."""
+        self._local.abort()
+        self.frames.abort()

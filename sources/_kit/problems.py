@@ -1,0 +1,85 @@
+"""Wire problems: what an agent wrote that is not its protocol, typed and counted.
+
+A decoder never drops a bad line: it hands up a `WireProblem` whose `kind`
+is one of a closed set, the same set the `corral_decode_errors_total`
+metric labels by (a kind outside it would read as "other"):
+
+- `NOT_JSON`: the line is not a JSON object (bad JSON, or a bare value);
+- `OVERSIZED`: the line was longer than the cap and was skipped unread;
+- `BAD_SHAPE`: valid JSON that is not a message of the wire (a response to
+  no request of ours, a frame whose fields do not fit).
+
+The kind is decided where the problem is found, never guessed later from
+a message's wording. `WireProblem.event` makes the one Warning
+`Diagnostic` a source reports (`corral/decode_error` = the kind, the raw
+prefix under the source's raw key). `tally` is the one place the session's
+telemetry counts problems and unknown frames: every event a driver sends
+passes it, so each is counted once, on its way out.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from ...pipeline.decoding import NotJson, Oversized
+from ...pipeline.driver import DriverEvent, Emitted
+from ...pipeline.events import Diagnostic, DiagnosticLevel
+from ...pipeline.telemetry import SessionTelemetry
+
+__all__ = ["DECODE_ERROR", "UNKNOWN_FRAME", "ProblemKind", "WireProblem", "tally"]
+
+DECODE_ERROR = "corral/decode_error"
+UNKNOWN_FRAME = "corral/unknown_frame"
+
+
+class ProblemKind(enum.StrEnum):
+    NOT_JSON = "not_json"
+    OVERSIZED = "oversized"
+    BAD_SHAPE = "bad_shape"
+
+
+@attrs.frozen(kw_only=True)
+class WireProblem:
+    """A line that is not a message of the wire; `raw` is a bounded prefix.
+
+    `request_id`: the line looks like a request (a `method` and an `id` in
+    its prefix) that JSON could not read; the driver answers that id with a
+    parse error, so the agent does not wait forever for an answer.
+    """
+
+    kind: ProblemKind
+    reason: str
+    raw: str = ""
+    request_id: int | str | None = None
+
+    @classmethod
+    def from_decoder(
+        cls, item: NotJson | Oversized, request_id: int | str | None = None
+    ) -> WireProblem:
+        if isinstance(item, Oversized):
+            reason = f"a line of {item.length} bytes was too long"
+            return cls(kind=ProblemKind.OVERSIZED, reason=reason)
+        return cls(
+            kind=ProblemKind.NOT_JSON, reason=item.reason, raw=item.prefix, request_id=request_id
+        )
+
+    def event(self, *, speaker: str, wire: str, raw_key: str) -> Emitted:
+        """The Warning a source reports: "`speaker` wrote a line that is not `wire`"."""
+        note = Diagnostic(
+            level=DiagnosticLevel.WARNING,
+            message=f"{speaker} wrote a line that is not {wire}: {self.reason}",
+        )
+        return Emitted(kind=note, extensions={DECODE_ERROR: self.kind.value, raw_key: self.raw})
+
+
+def tally(telemetry: SessionTelemetry, event: DriverEvent) -> None:
+    """Count an event that reports a wire problem or an unknown frame."""
+    if not isinstance(event, Emitted) or not event.extensions:
+        return
+    if UNKNOWN_FRAME in event.extensions:
+        telemetry.unknown_frame()
+    kind = event.extensions.get(DECODE_ERROR)
+    if kind is not None:
+        telemetry.decode_error(str(kind))
