@@ -9,7 +9,6 @@ schema; every wait is bounded.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -34,6 +33,7 @@ from corral.sources.acp import catalog_entries
 from corral.sources.catalog import Catalog
 
 from tests.support.acp_agents.drive import Watcher
+from tests.support.waiting import until
 
 pytest.importorskip("acp", reason="the ACP Python SDK (agent-client-protocol) is not installed")
 
@@ -91,9 +91,7 @@ def _is_gone(pid: int) -> bool:
 
 async def gone(pid: int, timeout: float = 10.0) -> bool:
     """Whether the process `pid` is gone (or a zombie) within `timeout`."""
-    async with asyncio.timeout(timeout):
-        while not _is_gone(pid):
-            await asyncio.sleep(0.02)
+    await until(lambda: _is_gone(pid), timeout, what=f"process {pid} to be gone")
     return True
 
 

@@ -9,6 +9,8 @@ import textwrap
 
 from corral.sources._process import AgentProcess
 
+from tests.support.waiting import until
+
 STUBBORN = textwrap.dedent(
     """
     import os, signal, subprocess, sys, time
@@ -45,9 +47,7 @@ async def test_stop_kills_an_agent_that_ignores_eof_and_sigterm_and_its_children
         status = await agent.stop(grace=1.0)
         assert loop.time() - started < 5
         assert status == "signal 9 (SIGKILL)"
-        async with asyncio.timeout(5):
-            while alive(child_pid):
-                await asyncio.sleep(0.01)
+        await until(lambda: not alive(child_pid), timeout=5, what="the child to be gone")
 
 
 async def test_an_agent_that_honours_eof_exits_cleanly_on_stop() -> None:

@@ -31,6 +31,7 @@ from corral.sources._process import AgentProcess
 from corral.sources._reaper import Family, become_subreaper
 
 from tests.support.serve import ServeProcess
+from tests.support.waiting import until
 
 AGENT = textwrap.dedent(
     r"""
@@ -101,9 +102,7 @@ def gone(pid: int) -> bool:
 
 
 async def until_gone(pid: int, timeout: float = PROMPTLY) -> None:
-    async with asyncio.timeout(timeout):
-        while not gone(pid):
-            await asyncio.sleep(0.02)
+    await until(lambda: gone(pid), timeout, what=f"process {pid} to be gone")
 
 
 def _pid_in(path: Path) -> int | None:
@@ -116,9 +115,9 @@ def _pid_in(path: Path) -> int | None:
 
 async def read_pid(path: Path, timeout: float = 10.0) -> int:
     """The pid the agent wrote to `path` (it renames the file into place when done)."""
-    async with asyncio.timeout(timeout):
-        while (pid := _pid_in(path)) is None:
-            await asyncio.sleep(0.02)
+    await until(lambda: _pid_in(path) is not None, timeout, what=f"a pid in {path.name}")
+    pid = _pid_in(path)
+    assert pid is not None
     return pid
 
 

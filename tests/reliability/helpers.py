@@ -56,8 +56,7 @@ async def run_turns(turns: list[list[Any]], prompts: int = 1) -> tuple[list[Even
         for n in range(prompts):
             await session.prompt(f"prompt {n}")
         async with asyncio.timeout(60):
-            while session.status.value != "Idle" and not session.ended:
-                await asyncio.sleep(0.01)
+            await session.wait_idle()  # idle, or ended
         await session.close()
         events = await reader
     return events, session

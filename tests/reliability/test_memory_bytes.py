@@ -47,6 +47,7 @@ from corral.sources._process import AgentProcess
 
 from tests.reliability.helpers import END, children_of, text
 from tests.support.serve import ServeProcess
+from tests.support.waiting import until
 from tests.unit.engine.harness import decisions, events, make_engine, sent
 
 MiB = 1024 * 1024
@@ -200,9 +201,8 @@ async def _agent_blocked(serve_pid: int, total: int) -> None:
     has more to say: stopped by backpressure.
     """
     async with asyncio.timeout(120):
-        while not (agents := children_of(serve_pid)):
-            await asyncio.sleep(0.05)
-        (agent,) = agents
+        await until(lambda: children_of(serve_pid), timeout=120, what="corral's agent")
+        (agent,) = children_of(serve_pid)
         still, written = 0, -1
         while still < 5:
             await asyncio.sleep(0.2)  # a look at the agent's state, repeated until it holds

@@ -18,6 +18,7 @@ from corral.sinks.transcript import find_transcripts, read_transcript
 
 from tests.support.schema import check_line
 from tests.support.serve import ServeProcess
+from tests.support.waiting import until
 
 from .helpers import alive, children_of
 
@@ -116,9 +117,7 @@ async def test_an_app_that_disappears_shuts_corral_down_cleanly(
 ) -> None:
     process = await start_raw(write_script(CHATTY))
     await open_and_prompt(process, tmp_path)
-    async with asyncio.timeout(30):
-        while not children_of(process.pid):
-            await asyncio.sleep(0.01)
+    await until(lambda: children_of(process.pid), timeout=30, what="corral's agent")
     agents = children_of(process.pid)
     await process.stdout.read(1000)  # type: ignore[union-attr]
     process._transport.get_pipe_transport(1).close()  # type: ignore[attr-defined]  # the app's end of stdout

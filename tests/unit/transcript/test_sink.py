@@ -14,6 +14,8 @@ from corral.pipeline.records import SinkItem
 from corral.sinks.transcript import TranscriptSink, read_transcript
 from corral.sinks.transcript._paths import files_of
 
+from tests.support.waiting import settled
+
 from .helpers import closed, opened, turn, writer
 
 
@@ -31,12 +33,6 @@ class GatedDisk:
         return os.write(fd, data)
 
 
-async def _until(condition: object, timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():  # type: ignore[operator]
-            await asyncio.sleep(0.01)
-
-
 async def test_a_slow_disk_fills_the_channel_and_blocks_the_sender_nothing_is_dropped(
     tmp_path: Path,
 ) -> None:
@@ -51,7 +47,8 @@ async def test_a_slow_disk_fills_the_channel_and_blocks_the_sender_nothing_is_dr
     items.append(closed(60, turns=10))
     sender = asyncio.create_task(_send_all(channel, items))
     await asyncio.to_thread(disk.waiting.wait, 10)
-    await _until(lambda: channel.statistics().waiting_senders == 1)
+    await settled()
+    assert channel.statistics().waiting_senders == 1
     assert not sender.done()  # backpressure: the producer waits for the disk
     disk.gate.set()
     await asyncio.wait_for(sender, 10)
@@ -89,9 +86,12 @@ async def test_a_write_error_is_heard_once_and_the_sink_keeps_draining(tmp_path:
     channel: Channel[SinkItem] = Channel(2, name="s1/transcript")
     consumer = asyncio.create_task(sink.run(channel))
     await channel.send(opened())
-    for item in turn(1, "fits"):
+    fits = turn(1, "fits")
+    for item in fits:
         await channel.send(item)
-    await _until(lambda: transcript.counts.events == 6)
+    async with asyncio.timeout(10):
+        await sink.caught_up(1 + len(fits))
+    assert transcript.counts.events == 6
     disk.full = True
     for number in range(1, 20):  # never blocked by the dead disk
         for item in turn(1 + 6 * number, "lost", message=f"m{number}"):
@@ -235,7 +235,8 @@ async def test_small_batches_linger_for_more_records(tmp_path: Path) -> None:
     consumer = asyncio.create_task(sink.run(channel))
     events = turn(1, "hello")
     channel.try_send(opened())
-    await _until(lambda: len(channel) == 0)  # the sink took the first record, and lingers
+    await settled()
+    assert len(channel) == 0  # the sink took the first record, and lingers
     for item in events[:3]:
         channel.try_send(item)
     await sink.caught_up(4)
