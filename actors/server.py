@@ -278,7 +278,7 @@ async def serve(
     writer = LineWriter(_Guarded(stdout, shutdown))
     try:
         async with asyncio.TaskGroup() as outer:
-            outer.create_task(writer.run(), name="line-writer")
+            writing = outer.create_task(writer.run(), name="line-writer")
             await writer.reply(hello_line(version))
             async with make_runtime() as runtime:
                 if metrics is not None:
@@ -287,13 +287,36 @@ async def serve(
                 server = Server(runtime, writer, settings)
                 async with asyncio.TaskGroup() as commands:
                     await server.read_commands(stdin, shutdown, commands)
+                    grace = runtime.settings.actor.close_grace
+                    watchdog = outer.create_task(_watch_output(writer, grace), name="watchdog")
                     await server.wind_down()
             writer.close()
+            await asyncio.wait({writing})  # all written (or dropped); not cancelling it
+            watchdog.cancel()
     finally:
         if handle_signals:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
     return 0
+
+
+async def _watch_output(writer: LineWriter, grace: float) -> None:
+    """During shutdown: an app that takes nothing for a whole `grace` loses the rest.
+
+    Otherwise a shutdown would wait forever on an app that stopped reading
+    (its pipe full, every session's last lines stuck behind it).
+    """
+    while True:
+        written = writer.bytes_written
+        await asyncio.sleep(grace)
+        if writer.busy and writer.bytes_written == written:
+            writer.discard()
+            print(
+                f"corral: the app read nothing for {grace:g} s while shutting down; "
+                "the rest of the output is dropped",
+                file=sys.stderr,
+            )
+            return
 
 
 class _Guarded:

@@ -8,7 +8,9 @@ Lines are written in batches, one write per batch. Each channel is bounded
 twice: by the count of items and by the bytes they hold (`max_bytes`), so
 256 huge lines cannot hold 256 times their size; a single line larger than
 the whole bound still passes, alone (see `pipeline/channels.py`). Besides
-the channels, the writer holds at most the batch it is writing.
+the channels, the writer holds at most the batch it is writing. At a
+shutdown whose app has stopped reading, `discard` lets everything still
+queued go nowhere (counted in `bytes_dropped`), so corral can exit.
 
 `LineSink` is one session's stage: it turns that session's records into
 lines (events, the session error, the `closed` line) and waits for its
@@ -18,9 +20,9 @@ session's events.
 A session that crashes inside corral loses its stages mid-stream; the
 protocol still owes the app the end of that session. `LineSink.abandon`
 writes it, after the last line the sink wrote: its open requests closed,
-the running turn's `TurnEnded` (stop `Failed`) and the `Idle` status, numbered on from the
-last sequence the app saw (no gap), then the session error, then
-`closed`. `SessionTail` is the small record of what was written that makes
+the running turn's `TurnEnded` (stop `Failed`) and the `Idle` status,
+numbered on from the last sequence the app saw (no gap), then the session
+error, then `closed`. `SessionTail` is the small record of what was written that makes
 this possible; the Python API's stream sink keeps one too.
 """
 
@@ -72,6 +74,9 @@ class LineWriter:
             capacity, name="lines/sessions", max_bytes=max_bytes, size=len
         )
         self.bytes_written = 0
+        self.bytes_dropped = 0  # only after `discard`
+        self._discarding = False
+        self._writing: asyncio.Future[None] | None = None
 
     async def reply(self, line: bytes) -> None:
         await self.replies.send(line)
@@ -104,13 +109,23 @@ class LineWriter:
                 size += len(line)
         return batch
 
+    @property
+    def busy(self) -> bool:
+        """Whether lines wait to be written, or a write is under way."""
+        return self._writing is not None or bool(len(self.replies) or len(self.lines))
+
+    def discard(self) -> None:
+        """Write no more: drop (and count) every line from now on, the one being
+        written included. For a shutdown whose app does not read its output."""
+        self._discarding = True
+        if self._writing is not None:
+            self._writing.cancel()
+
     async def run(self) -> None:
         while True:
             batch = self._batch()
             if batch:
-                data = b"".join(batch)
-                await self._stream.write(data)
-                self.bytes_written += len(data)
+                await self._write(b"".join(batch))
                 continue
             if (
                 self.replies.closed
@@ -120,6 +135,23 @@ class LineWriter:
             ):
                 return
             await self._wait_readable()
+
+    async def _write(self, data: bytes) -> None:
+        if self._discarding:
+            self.bytes_dropped += len(data)
+            return
+        self._writing = asyncio.ensure_future(self._stream.write(data))
+        try:
+            await self._writing
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not self._discarding or (current is not None and current.cancelling()):
+                raise
+            self.bytes_dropped += len(data)
+            return
+        finally:
+            self._writing = None
+        self.bytes_written += len(data)
 
     async def _wait_readable(self) -> None:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -28,7 +28,7 @@ from tests.support.schema import check_line
 from tests.support.serve import ServeProcess
 
 from .helpers import alive, children_of
-from .test_serve_process import rss_kib
+from .test_serve_process import open_and_prompt, rss_kib
 
 GRACE = 5.0  # ActorSettings.close_grace
 SLACK = 2.5  # a loaded two-core machine
@@ -54,6 +54,11 @@ ASK = {
 }
 END = {"End": {"Completed": {"source": "Protocol"}}}
 WriteScript = Callable[[dict[str, Any]], str]
+SERVE = [sys.executable, "-m", "corral.actors.cli", "serve"]
+
+
+def text_delta(body: str) -> dict[str, Any]:
+    return {"Emit": {"TextDelta": {"message_id": "m1", "text": body}}}
 
 
 def stuck_agent(folder: Path) -> dict[str, Any]:
@@ -189,6 +194,68 @@ async def test_shutdown_ends_a_stuck_agent_and_a_running_generate(
     assert not any(alive(pid) for pid in agents)
 
 
+async def exited(process: asyncio.subprocess.Process, timeout: float) -> None:
+    """Until the process is reaped; not `wait()`, which on Python 3.11 also waits
+    for its stdout to reach EOF, and our reader of it is paused (we do not read)."""
+    async with asyncio.timeout(timeout):
+        while process.returncode is None:
+            await asyncio.sleep(0.05)
+
+
+def written_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    return 0
+
+
+@pytest.mark.slow
+async def test_a_signal_ends_serve_even_when_the_app_has_stopped_reading(
+    write_script: WriteScript, tmp_path: Path
+) -> None:
+    chatty = {
+        "process": True,
+        "turns": [
+            [
+                {"Repeat": {"times": 30_000, "steps": [text_delta("0123456789" * 10)]}},
+                END,
+            ]
+        ],
+    }
+    process = await asyncio.create_subprocess_exec(
+        *SERVE,
+        "--mock",
+        write_script(chatty),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=64 * 1024,  # our reader pauses past twice this
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        await open_and_prompt(process, tmp_path)
+        async with asyncio.timeout(30):
+            # Now the app reads nothing more: wait until corral's writes stop (blocked).
+            samples: list[int] = []
+            while len(samples) < 5 or len(set(samples[-5:])) > 1:
+                samples.append(written_bytes(process.pid))
+                await asyncio.sleep(0.1)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        process.send_signal(signal.SIGTERM)
+        await exited(process, 60)
+        took = loop.time() - started
+        assert process.stderr is not None
+        stderr = await process.stderr.read()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await exited(process, 30)
+    assert process.returncode == 0, stderr.decode()[-3000:]
+    assert took < BOUND, f"exit took {took:.1f} s"
+    assert b"read nothing" in stderr  # corral says why the rest of its output is lost
+
+
 # ---- an app that floods commands and does not read -----------------------------------
 
 FLOOD = 100_000
@@ -244,6 +311,6 @@ async def test_a_flood_of_commands_is_held_in_the_pipe_not_in_corral(
     finally:
         if process.returncode is None:
             process.kill()
-            await process.wait()
+            await exited(process, 30)
     assert rest == b"" and set(seen.values()) == {1}
     check_line({"id": 0, "error": {"kind": "UnknownSession", "message": "x"}})
