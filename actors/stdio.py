@@ -4,7 +4,7 @@ An app may hand `corral serve` a pipe, a socket, a terminal, a regular file
 or `/dev/null`. What matters is not the file's type but whether the kernel
 can poll it: epoll refuses regular files and some character devices
 (`/dev/null` is one; registering it aborts uvloop). So the question is put
-to epoll itself, once per stream:
+to epoll itself, once per stream (without epoll, the file's type decides):
 
 - pollable (pipes, sockets, terminals): stdin is read when the loop says it
   is readable, one `os.read` of what is there; stdout goes through the
@@ -36,6 +36,9 @@ _CHUNK = 256 * 1024
 
 def pollable(fd: int) -> bool:
     """Whether the event loop can wait on `fd` (epoll's own answer)."""
+    if not hasattr(select, "epoll"):  # not Linux: go by the file's type
+        mode = os.fstat(fd).st_mode
+        return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
     poller = select.epoll()
     try:
         poller.register(fd, select.EPOLLIN)
