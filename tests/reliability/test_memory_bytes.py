@@ -47,7 +47,7 @@ from corral.sources._process import AgentProcess
 
 from tests.reliability.helpers import END, children_of, text
 from tests.support.serve import ServeProcess
-from tests.support.waiting import until
+from tests.support.waiting import settled, until
 from tests.unit.engine.harness import decisions, events, make_engine, sent
 
 MiB = 1024 * 1024
@@ -79,7 +79,7 @@ async def test_a_sender_waits_for_bytes_and_goes_on_when_they_leave() -> None:
     channel: Channel[bytes] = Channel(100, name="b", max_bytes=10, size=len)
     await channel.send(b"a" * 8)
     sending = asyncio.create_task(channel.send(b"b" * 8))
-    await asyncio.sleep(0)
+    await settled()
     assert not sending.done() and channel.statistics().waiting_senders == 1
     assert await channel.receive() == b"a" * 8
     async with asyncio.timeout(5):
@@ -92,7 +92,7 @@ async def test_an_item_larger_than_the_bound_passes_alone() -> None:
     channel: Channel[bytes] = Channel(100, name="b", max_bytes=10, size=len)
     await channel.send(b"s")
     sending = asyncio.create_task(channel.send(b"L" * 50))
-    await asyncio.sleep(0)
+    await settled()
     assert not sending.done()  # not beside another item...
     assert await channel.receive() == b"s"
     async with asyncio.timeout(5):

@@ -30,6 +30,7 @@ from corral.sources.codex._usage import plan_of, usage_from
 from corral.sources.registry import default_catalog
 
 from tests.support.schema import check
+from tests.support.waiting import settled
 
 NOW_NS = 1_796_190_000_123_456_789
 USAGE = PlanUsage(windows=(UsageWindow(label="Week", used_percent=5),), fetched_at=SystemTime(1, 0))
@@ -113,7 +114,7 @@ async def test_concurrent_calls_share_one_read() -> None:
     read.release.clear()
     async with asyncio.TaskGroup() as tasks:
         calls = [tasks.create_task(cache.get("codex", read)) for _ in range(3)]
-        await asyncio.sleep(0)  # every call is waiting on the one read
+        await settled()  # every call is waiting on the one read
         read.release.set()
     assert [call.result() for call in calls] == [USAGE] * 3
     assert read.reads == 1
@@ -124,11 +125,11 @@ async def test_a_cancelled_reader_hands_the_read_to_a_waiter() -> None:
     read.release.clear()
     async with asyncio.TaskGroup() as tasks:
         first = tasks.create_task(cache.get("codex", read))
-        await asyncio.sleep(0)  # the first call reads
+        await settled()  # the first call reads
         second = tasks.create_task(cache.get("codex", read))
-        await asyncio.sleep(0)  # the second waits on that read
+        await settled()  # the second waits on that read
         first.cancel()
-        await asyncio.sleep(0)
+        await settled()
         read.release.set()
     assert first.cancelled()
     assert second.result() is USAGE

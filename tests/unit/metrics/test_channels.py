@@ -8,6 +8,7 @@ import pytest
 from corral.pipeline.channels import Channel
 from corral.sinks.metrics import Metrics, MetricsBoundError
 
+from tests.support.waiting import settled
 from tests.unit.metrics.conftest import value
 
 
@@ -64,10 +65,7 @@ async def test_a_blocked_producer_shows_as_a_waiting_sender_then_as_blocked_time
     metrics = Metrics(version="test", channels=lambda: [channel])
     channel.try_send(1)
     sender = asyncio.ensure_future(channel.send(2))
-    for _ in range(100):  # let the sender run until it blocks
-        if channel.statistics().waiting_senders:
-            break
-        await asyncio.sleep(0)
+    await settled()  # the sender ran until it blocked
     assert value(metrics, "corral_channel_waiting_senders", queue="engine") == 1
     assert value(metrics, "corral_channel_fill_ratio_max", queue="engine") == 1
     await channel.receive()

@@ -23,6 +23,7 @@ from corral.pipeline.events import (
 from corral.pipeline.records import SinkItem
 from corral.sinks.metrics import Metrics, SessionMetrics
 
+from tests.support.waiting import settled
 from tests.unit.metrics.conftest import feed, value
 from tests.unit.metrics.records import Stream
 
@@ -256,10 +257,8 @@ async def test_a_cancelled_sink_stage_gives_back_its_gauges(metrics: Metrics) ->
     channel: Channel[SinkItem] = Channel(4)
     channel.try_send(Stream().opened().records[0])
     task = asyncio.ensure_future(metrics.sink("s1", "mock", "/tmp").run(channel))
-    for _ in range(100):  # until the sink has taken the record and waits for more
-        if channel.statistics().waiting_receivers:
-            break
-        await asyncio.sleep(0)
+    await settled()
+    assert channel.statistics().waiting_receivers  # the sink took the record, waits for more
     assert value(metrics, "corral_sessions_active", agent="mock") == 1
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
