@@ -1,7 +1,9 @@
 """`Session`: the handle callers hold, never the actor itself.
 
-Every method forwards to the session's actor; once the session has ended
-they raise `SessionClosed`. `events()` yields the session's events in
+Every method forwards to the session's actor, which stays private (no
+caller, bench or test reaches it; what they observe, channels, the count
+of events, the agent's pid, the handle says); once the session has ended
+the commands raise `SessionClosed`. `events()` yields the session's events in
 sequence order and ends after the last one; `failure` then tells whether
 the session ended in error (the agent died, the wire failed).
 """
@@ -11,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from ..pipeline.channels import Channel
 from ..pipeline.commands import RollbackScope
 from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.events import (
@@ -68,8 +71,8 @@ class Session:
             self._stream.failure = error
             self._stream.events.close()
 
-    @property
-    def actor(self) -> SessionActor:
+    def _live(self) -> SessionActor:
+        """The actor, while the session runs; the actor itself never leaves the handle."""
         if self._actor is None or self._ended.is_set():
             raise CorralError(ErrorKind.SESSION_CLOSED, f"session {self.id} has ended")
         return self._actor
@@ -95,28 +98,45 @@ class Session:
     def ended(self) -> bool:
         return self._ended.is_set()
 
+    # ---- observation (metrics, benchmarks, tests) ----------------------------------
+
+    def channels(self) -> list[Channel[Any]]:
+        """The session's channels in flow order: driver, engine, then one per sink."""
+        return [] if self._actor is None else list(self._actor.channels())
+
+    @property
+    def events_made(self) -> int:
+        """How many events the session has numbered so far (also after it ended)."""
+        return 0 if self._actor is None else self._actor.engine.sequence
+
+    @property
+    def agent_pid(self) -> int | None:
+        """The agent's process id, for a driver that runs one (None otherwise)."""
+        pid = None if self._actor is None else getattr(self._actor.driver, "pid", None)
+        return pid if isinstance(pid, int) else None
+
     # ---- commands ----------------------------------------------------------------
 
     async def prompt(self, text: str, attachments: tuple[str, ...] = ()) -> Delivery:
-        return await self.actor.prompt(text, attachments)
+        return await self._live().prompt(text, attachments)
 
     async def dequeue(self, prompt_id: str) -> None:
-        await self.actor.dequeue(prompt_id)
+        await self._live().dequeue(prompt_id)
 
     async def answer(self, request_id: str, answer: Answer) -> None:
-        await self.actor.answer(request_id, answer)
+        await self._live().answer(request_id, answer)
 
     async def cancel(self, clear_queue: bool = False) -> None:
-        await self.actor.cancel(clear_queue)
+        await self._live().cancel(clear_queue)
 
     async def configure(self, option: str, value: ConfigValue) -> SessionInfo:
-        return await self.actor.configure(option, value)
+        return await self._live().configure(option, value)
 
     async def rollback(self, turns: int, scope: RollbackScope) -> None:
-        await self.actor.rollback(turns, scope)
+        await self._live().rollback(turns, scope)
 
     async def compact(self) -> None:
-        await self.actor.compact()
+        await self._live().compact()
 
     async def close(self) -> None:
         if self._actor is not None and not self._ended.is_set():

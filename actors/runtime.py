@@ -187,7 +187,7 @@ class Runtime:
     def channels(self) -> list[Channel[Any]]:
         """Every channel of every live session (read by the metrics at scrape time)."""
         return [
-            channel for session in self._sessions.values() for channel in session.actor.channels()
+            channel for session in self._sessions.values() for channel in session.channels()
         ]
 
     async def open(

@@ -84,16 +84,15 @@ async def _measure(
     gate = _Gate()
     async with Runtime(mock=script, transcripts=transcripts) as rt:
         session = await rt.open("mock", dir=".", app_sink=gate)
-        actor = session.actor
         await session.prompt("flood")
-        await _until_blocked(actor.driver_events)
+        await _until_blocked(session.channels()[0])  # the driver's
         await asyncio.sleep(0.2)  # let every channel on the way finish filling up
-        produced, rss = actor.engine.sequence, rss_mib()
+        produced, rss = session.events_made, rss_mib()
         await asyncio.sleep(stall)
-        produced_after, rss_after = actor.engine.sequence, rss_mib()
+        produced_after, rss_after = session.events_made, rss_mib()
         gate.open.set()
         await session.wait_idle()
-        total = actor.engine.sequence
+        total = session.events_made
         await session.close()
         await session.wait_closed()
     return Backpressure(

@@ -117,7 +117,7 @@ async def _measure(script: MockScript, sessions: int, transcripts: TranscriptSet
                 await session.wait_idle()
             seconds = time.perf_counter() - started
             stop.set()
-        total = sum(s.actor.engine.sequence for s in opened)
+        total = sum(s.events_made for s in opened)
     return Scale(
         sessions=sessions,
         events=total,

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 
+from corral.actors.handle import Session
 from corral.actors.runtime import Runtime, RuntimeSettings
-from corral.actors.session import ActorSettings, SessionActor
+from corral.actors.session import ActorSettings
 from corral.pipeline.events import (
     Event,
     PermissionAnswer,
     PermissionChoice,
     RequestClosed,
+    SessionStatus,
     TextDelta,
 )
 from corral.sources.mock import parse_script
@@ -43,26 +45,28 @@ ASK = {
 }
 
 
-def every_stage_blocked(actor: SessionActor) -> bool:
+def every_stage_blocked(session: Session) -> bool:
     """The agent, the engine loop and the fan-out each wait on a full channel."""
-    channels = (actor.driver_events, actor.events_out, actor.sink_channels[1])
+    ends = ("/driver", "/engine", "/gate")
+    channels = [c for c in session.channels() if c.name.endswith(ends)]
+    assert len(channels) == 3
     return all(
         stats.depth == stats.capacity and stats.waiting_senders == 1
         for stats in (channel.statistics() for channel in channels)
     )
 
 
-def others_caught_up(actor: SessionActor) -> bool:
+def others_caught_up(session: Session) -> bool:
     """Every sink but the stalled gate (the app's, the transcript) has read what reached it."""
     return all(
         channel.statistics().depth == 0
-        for channel in actor.sink_channels
+        for channel in session.channels()[2:]  # the sinks'
         if not channel.name.endswith("/gate")
     )
 
 
-def traffic(actor: SessionActor) -> list[tuple[int, int]]:
-    return [(c.statistics().sent_total, c.statistics().received_total) for c in actor.channels()]
+def traffic(session: Session) -> list[tuple[int, int]]:
+    return [(c.statistics().sent_total, c.statistics().received_total) for c in session.channels()]
 
 
 async def drain(session: object, into: list[Event]) -> None:
@@ -78,19 +82,18 @@ async def test_a_stalled_sink_holds_every_channel_at_capacity_and_pauses_the_age
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(drain(session, app_events))
             await session.prompt("go")
-            actor = session.actor
             try:
-                await until(lambda: every_stage_blocked(actor) and others_caught_up(actor))
-                produced = actor.engine.sequence
+                await until(lambda: every_stage_blocked(session) and others_caught_up(session))
+                produced = session.events_made
                 # Bounded: what the engine produced is at most what the channels hold.
                 assert produced <= 8 + 8 + 8 + 4 + 2
                 # Paused, not slow: with every stage blocked (and the other sinks
                 # done with what they had), letting every ready task run many times
                 # over moves nothing through any channel.
-                before = traffic(actor)
+                before = traffic(session)
                 for _ in range(200):
                     await asyncio.sleep(0)
-                assert traffic(actor) == before and actor.engine.sequence == produced
+                assert traffic(session) == before and session.events_made == produced
             finally:
                 gate.gate.set()  # a failure above must not leave the session stalled
             await until(lambda: any(type(e.kind).__name__ == "TurnEnded" for e in app_events))
@@ -115,9 +118,9 @@ async def test_cancel_answer_and_close_are_not_blocked_by_a_full_event_path() ->
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(drain(session, app_events))
             await session.prompt("go")
-            actor = session.actor
             try:
-                await until(lambda: "r1" in actor.engine.requests and every_stage_blocked(actor))
+                asking = SessionStatus.NEEDS_INPUT
+                await until(lambda: session.status is asking and every_stage_blocked(session))
                 async with asyncio.timeout(2):
                     await session.answer("r1", PermissionAnswer(PermissionChoice.ALLOW_ONCE))
                     await session.prompt("queued behind")
@@ -144,7 +147,8 @@ async def test_one_stalled_session_does_not_stall_the_commands_of_another() -> N
             tasks.create_task(drain(other, other_events))
             await stalled.prompt("go")
             try:
-                await until(lambda: stalled.actor.driver_events.statistics().waiting_senders == 1)
+                driver_events = stalled.channels()[0]
+                await until(lambda: driver_events.statistics().waiting_senders == 1)
                 async with asyncio.timeout(10):
                     await other.prompt("go too")
                     await until(

@@ -228,7 +228,7 @@ async def test_a_cancelled_generate_closes_its_session_and_stops_its_agent(
         answer = tasks.create_task(runtime.generate("mock", "hi", dir=str(tmp_path)))
         await until(lambda: any(s.status is SessionStatus.WORKING for s in runtime.sessions()))
         (session,) = runtime.sessions()
-        pid = session.actor.driver.pid  # type: ignore[attr-defined]
+        pid = session.agent_pid
         assert pid is not None and alive(pid)
         answer.cancel()
         with pytest.raises(asyncio.CancelledError):

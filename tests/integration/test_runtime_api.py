@@ -197,10 +197,11 @@ async def test_close_returns_within_its_grace_and_kills_a_stuck_agent_behind_a_s
     gate = GateSink()  # the slow consumer: it takes nothing until the gate opens
     async with Runtime(mock=script, settings=settings) as rt:
         session = await rt.open("mock", dir=".", extra_sinks=[gate])
-        actor = session.actor
-        agent_pid = actor.driver.pid  # type: ignore[attr-defined]
+        agent_pid = session.agent_pid
+        assert agent_pid is not None
+        driver_events = session.channels()[0]
         await session.prompt("go")
-        await until(lambda: actor.driver_events.statistics().waiting_senders == 1)
+        await until(lambda: driver_events.statistics().waiting_senders == 1)
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:

@@ -40,7 +40,8 @@ async def kill_when(steps: list[Any], ready: type) -> tuple[list[Event], Any, in
     script = parse_script({"process": True, "turns": [steps]})
     async with Runtime(mock=script) as rt:
         session = await rt.open("mock", dir=".")
-        pid = session.actor.driver.pid
+        pid = session.agent_pid
+        assert pid is not None
         events: list[Event] = []
         await session.prompt("go")
         async with asyncio.timeout(30):
