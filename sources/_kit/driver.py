@@ -33,20 +33,53 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ...pipeline.channels import BrokenChannel
-from ...pipeline.driver import AgentExited, DriverCommand, DriverEvent, EventSink, LaunchSpec
+from ...pipeline.driver import (
+    AgentExited,
+    Compact,
+    ConfigRefused,
+    Configure,
+    DriverCommand,
+    DriverEvent,
+    Emitted,
+    EventSink,
+    LaunchSpec,
+    Rollback,
+    RollbackVerdict,
+    TurnBegan,
+    TurnFinished,
+)
 from ...pipeline.errors import AgentGone
+from ...pipeline.events import Diagnostic, DiagnosticLevel, Failed
 from ...pipeline.telemetry import SessionTelemetry
-from .._jsonrpc import JsonRpcPeer
+from .._jsonrpc import JsonRpcPeer, RpcError, RpcRequest
 from .._process import AgentProcess
 from .handshake import exit_status, handshake_exit
 from .inbox import Inbox, Local
 from .problems import tally
 
-__all__ = ["JsonRpcDriver"]
+__all__ = ["METHOD_NOT_FOUND", "JsonRpcDriver", "note", "unsupported"]
 
 F = TypeVar("F")
 T = TypeVar("T")
 PeerFactory = Callable[[AgentProcess, SessionTelemetry], JsonRpcPeer]
+METHOD_NOT_FOUND = -32601
+
+
+def note(level: DiagnosticLevel, message: str, **extensions: Any) -> Emitted:
+    """A Diagnostic event, with its extensions."""
+    return Emitted(kind=Diagnostic(level=level, message=message), extensions=extensions)
+
+
+def unsupported(command: DriverCommand) -> tuple[DriverEvent, ...]:
+    """The answer of a wire with no live options, no rollback and no compact."""
+    match command:
+        case Configure(option=option):
+            return (ConfigRefused(option=option, reason="no live options"),)
+        case Rollback():
+            return (RollbackVerdict(accepted=False, reason="not supported"),)
+        case Compact():
+            return (TurnBegan(), TurnFinished(stop=Failed("compact is not supported")))
+    return ()
 
 
 def _line_peer(process: AgentProcess, telemetry: SessionTelemetry) -> JsonRpcPeer:
@@ -67,11 +100,13 @@ class JsonRpcDriver(Generic[F]):
         inbox_name: str,
         agent: str,
         wire: str,
+        speaker: str = "the agent",
         peer: PeerFactory = _line_peer,
     ) -> None:
         self._spec = spec
         self._agent_name = agent  # both name the exit during the handshake
         self._wire_name = wire
+        self._speaker = speaker  # who refused, in the notes of `_perform`
         self._telemetry = telemetry
         self._inbox: Inbox[F] = Inbox(name=f"{spec.session_id}/{inbox_name}", frames=frames)
         self._make_peer = peer
@@ -128,6 +163,31 @@ class JsonRpcDriver(Generic[F]):
     def _spawn(self, work: Coroutine[Any, Any, None], name: str = "request") -> None:
         assert self._tasks is not None, "send before start"
         self._tasks.create_task(work, name=f"{self._spec.session_id}-{name}")
+
+    async def _perform(
+        self, command: DriverCommand, send: Callable[[DriverCommand], Awaitable[None]]
+    ) -> None:
+        """Run one command's requests; a refusal becomes a Warning, an exit nothing."""
+        try:
+            await send(command)
+        except (AgentGone, BrokenChannel):
+            pass  # `run` reports the exit; or the session is over
+        except RpcError as error:
+            message = f"{self._speaker} refused {type(command).__name__}: {error.message}"
+            await self._inbox.put_local(note(DiagnosticLevel.WARNING, message))
+
+    async def _prompt_refused(self, reason: str) -> None:
+        """A prompt the agent would not take: a turn that begins and fails at once."""
+        message = f"{self._speaker} refused the prompt: {reason}"
+        failed = TurnFinished(stop=Failed(reason))
+        await self._inbox.put_local(TurnBegan(), note(DiagnosticLevel.ERROR, message), failed)
+
+    async def _decline(self, request: RpcRequest) -> None:
+        """Answer a request of the agent's that corral does not serve."""
+        assert self._peer is not None
+        message = f"corral does not serve {request.method}"
+        with contextlib.suppress(AgentGone):  # `run` reports the exit
+            await self._peer.respond_error(request.id, METHOD_NOT_FOUND, message)
 
     # ---- reading -------------------------------------------------------------------
 

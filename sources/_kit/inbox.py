@@ -47,6 +47,8 @@ class Inbox(Generic[F]):
 
     async def put_local(self, *events: DriverEvent) -> None:
         """Events served before the next agent frame."""
+        if not events:
+            return
         with contextlib.suppress(BrokenChannel, ChannelClosed):  # stopped: nobody reads
             await self._local.send(Local(events))
 

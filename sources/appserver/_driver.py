@@ -17,57 +17,44 @@ request → `deny` with a reason saying so. Notifications go through
 `AppServerNormalizer`; a server request corral does not serve gets a
 JSON-RPC error and an Info Diagnostic.
 
-Flow: as in every JSON-RPC source, the pump fills the bounded `incoming`
-channel and `run` is the only task that sends DriverEvents; verdicts and
-failures decided here go through `_local`, served first. `send` never
+Flow: the process, the pump, the inbox, `run` and `stop` are the kit's
+`JsonRpcDriver` (`sources/_kit/driver.py`); this module is the wire's
+translator (`_translate`) and encoder (`send`). Verdicts and failures
+decided here are local events, served before the next frame. `send` never
 waits on the agent: each command's request runs as a task of the session
 (the engine calling `send` may be the very task that must drain the
-events), and `stop` aborts `_local` so such a task never hangs.
+events).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from typing import Any
 
-from ...pipeline.channels import BrokenChannel, Channel, EndOfChannel
 from ...pipeline.driver import (
-    AgentExited,
-    Compact,
-    ConfigRefused,
-    Configure,
     DriverCommand,
     DriverEvent,
-    Emitted,
-    EventSink,
     Handshake,
     Interrupt,
     LaunchSpec,
     Respond,
-    Rollback,
-    RollbackVerdict,
     StartTurn,
     SteerTurn,
     SteerVerdict,
-    TurnBegan,
-    TurnFinished,
     Withdraw,
 )
-from ...pipeline.errors import AgentGone, CorralError, ErrorKind
+from ...pipeline.errors import CorralError, ErrorKind
 from ...pipeline.events import (
     AgentInstallation,
-    Diagnostic,
     DiagnosticLevel,
-    Failed,
     PermissionAnswer,
     PermissionChoice,
 )
 from ...pipeline.fidelity import DECLINED
 from ...pipeline.telemetry import SessionTelemetry
-from .._jsonrpc import Incoming, JsonRpcPeer, RpcError, RpcNotification, RpcRequest, WireNoise
-from .._process import AgentProcess
+from .._jsonrpc import Incoming, RpcError, RpcNotification, RpcRequest, WireProblem
+from .._kit.driver import JsonRpcDriver, note, unsupported
 from ._details import appserver_details
 from ._normalize import RAW_KEY, AppServerNormalizer
 
@@ -82,17 +69,13 @@ _DECISIONS = {
 }
 
 
-def _note(level: DiagnosticLevel, message: str, **extensions: Any) -> Emitted:
-    return Emitted(kind=Diagnostic(level=level, message=message), extensions=extensions)
-
-
 def _input(text: str, attachments: tuple[str, ...]) -> list[dict[str, str]]:
     items = [{"type": "text", "text": text}]
     items += [{"type": "file", "path": path} for path in attachments]
     return items
 
 
-class AppServerDriver:
+class AppServerDriver(JsonRpcDriver[Incoming]):
     def __init__(
         self,
         installation: AgentInstallation,
@@ -101,16 +84,17 @@ class AppServerDriver:
         *,
         version: str = "0",
     ) -> None:
+        super().__init__(
+            spec,
+            telemetry,
+            frames=64,
+            inbox_name="appserver",
+            agent=installation.name,
+            wire="app-server",
+        )
         self._installation = installation
-        self._spec = spec
-        self._telemetry = telemetry
         self._client_version = version
         self._normalizer = AppServerNormalizer()
-        self._incoming: Channel[Incoming] = Channel(64, name=f"{spec.session_id}/appserver")
-        self._local: Channel[DriverEvent] = Channel(16, name=f"{spec.session_id}/appserver-local")
-        self._tasks: asyncio.TaskGroup | None = None
-        self._process: AgentProcess | None = None
-        self._peer: JsonRpcPeer | None = None
         self._thread = ""
         self._turn: str | None = None
 
@@ -122,29 +106,9 @@ class AppServerDriver:
             *(self._installation.acp_args or ()),
             *self._spec.args,
         ]
-        env = {**os.environ, **dict(self._spec.env)}
-        self._tasks = tasks
-        self._process = await AgentProcess.spawn(
-            argv,
-            cwd=self._spec.dir,
-            env=env,
-            tasks=tasks,
-            telemetry=self._telemetry,
-            sandbox=self._spec.sandbox,
-        )
-        self._peer = JsonRpcPeer(self._process, telemetry=self._telemetry)
-        tasks.create_task(self._peer.pump(self._incoming), name=f"{self._spec.session_id}-pump")
-        try:
-            hello = await self._initialize()
-            self._thread = await self._open_thread()
-        except AgentGone:
-            status = await self._process.wait()
-            raise CorralError(
-                ErrorKind.PROCESS_EXITED,
-                f"{self._installation.name} exited during its handshake (status {status})",
-                status=status,
-                stderr=self._process.stderr_tail(),
-            ) from None
+        await self._launch(tasks, argv, {**os.environ, **dict(self._spec.env)})
+        hello = await self._handshaking(self._initialize())
+        self._thread = await self._handshaking(self._open_thread())
         return Handshake(details=appserver_details(hello), resume_token=self._thread or None)
 
     async def _initialize(self) -> dict[str, Any]:
@@ -186,87 +150,22 @@ class AppServerDriver:
             raise CorralError(ErrorKind.PROTOCOL_FAILED, "thread/start answered no threadId")
         return str(opened["threadId"])
 
-    async def stop(self, grace: float) -> None:
-        if self._process is not None:
-            await self._process.stop(grace)
-        self._local.abort()  # a `send` waiting on it is released; `run` ends at EOF
-
     # ---- the event path ----------------------------------------------------------
 
-    async def run(self, events_out: EventSink) -> None:
-        while (item := await self._next()) is not None:
-            if isinstance(item, _Local):
-                await events_out.send(item.event)
-                continue
-            for event in self._translate(item):
-                await events_out.send(event)
-            if isinstance(item, RpcRequest):
-                await self._refuse(item)
-        assert self._process is not None
-        status = await self._process.wait()
-        await events_out.send(AgentExited(status=status, stderr=self._process.stderr_tail()))
-
-    async def _next(self) -> _Local | Incoming | None:
-        while True:
-            try:
-                local = self._local.try_receive()
-            except EndOfChannel:
-                local = None
-            if local is not None:
-                return _Local(local)
-            try:
-                frame = self._incoming.try_receive()
-            except EndOfChannel:
-                return None
-            if frame is not None:
-                return frame
-            waits = [asyncio.ensure_future(self._incoming.wait_readable())]
-            if not self._local.closed:  # aborted by `stop`: only the agent's output is left
-                waits.append(asyncio.ensure_future(self._local.wait_readable()))
-            try:
-                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in waits:
-                    waiter.cancel()
-
-    def _translate(self, item: Incoming) -> list[DriverEvent]:
+    async def _translate(self, item: Incoming) -> list[DriverEvent]:
         match item:
             case RpcNotification(method=method, params=params):
                 if method == "turn/started" and isinstance(params, dict):
                     self._turn = str(params.get("turnId") or self._turn)
-                events = self._normalizer.feed(method, params)
-                for event in events:
-                    if isinstance(event, Emitted) and "corral/unknown_frame" in event.extensions:
-                        self._telemetry.unknown_frame()
-                return events
+                return self._normalizer.feed(method, params)
             case RpcRequest(method=method, params=params):
-                self._telemetry.unknown_frame()
+                await self._decline(item)
                 frame = {"method": method, "params": params}
-                note = f"the agent asked {method}, which corral does not serve"
-                return [
-                    _note(
-                        DiagnosticLevel.INFO,
-                        note,
-                        **{RAW_KEY: frame, "corral/unknown_frame": method, DECLINED: method},
-                    )
-                ]
-            case WireNoise(reason=reason, raw=raw):
-                note = f"the agent wrote something that is not JSON-RPC: {reason}"
-                return [
-                    _note(
-                        DiagnosticLevel.WARNING,
-                        note,
-                        **{RAW_KEY: raw, "corral/decode_error": "not_json"},
-                    )
-                ]
-        return []
-
-    async def _refuse(self, request: RpcRequest) -> None:
-        assert self._peer is not None
-        with contextlib.suppress(AgentGone):
-            await self._peer.respond_error(
-                request.id, -32601, f"corral does not serve {request.method}"
-            )
+                message = f"the agent asked {method}, which corral does not serve"
+                marks = {RAW_KEY: frame, "corral/unknown_frame": method, DECLINED: method}
+                return [note(DiagnosticLevel.INFO, message, **marks)]
+            case WireProblem():
+                return [item.event(speaker="the agent", wire="JSON-RPC", raw_key=RAW_KEY)]
 
     # ---- commands -------------------------------------------------------------------
 
@@ -281,21 +180,7 @@ class AppServerDriver:
                 self._normalizer.expect_turn(text)
             case SteerTurn(text=text):
                 self._normalizer.expect_echo(text)
-        assert self._tasks is not None
-        self._tasks.create_task(self._perform(command), name=f"{self._spec.session_id}-command")
-
-    async def _perform(self, command: DriverCommand) -> None:
-        try:
-            await self._send(command)
-        except (AgentGone, BrokenChannel):
-            pass  # `run` reports the exit; or the session is over
-        except RpcError as error:
-            note = _note(
-                DiagnosticLevel.WARNING,
-                f"the agent refused {type(command).__name__}: {error.message}",
-            )
-            with contextlib.suppress(BrokenChannel):
-                await self._local.send(note)
+        self._spawn(self._perform(command, self._send), "command")
 
     async def _request(self, method: str, params: dict[str, Any]) -> Any:
         assert self._peer is not None
@@ -318,13 +203,8 @@ class AppServerDriver:
                 await self._resolve(request_id, _DECISIONS[choice], message)
             case Withdraw(request_id=request_id):
                 await self._resolve(request_id, "deny", "withdrawn: nobody will answer")
-            case Configure(option=option):
-                await self._local.send(ConfigRefused(option=option, reason="no live options"))
-            case Rollback():
-                await self._local.send(RollbackVerdict(accepted=False, reason="not supported"))
-            case Compact():
-                await self._local.send(TurnBegan())
-                await self._local.send(TurnFinished(stop=Failed("compact is not supported")))
+            case _:
+                await self._inbox.put_local(*unsupported(command))
 
     async def _start_turn(self, text: str, attachments: tuple[str, ...]) -> None:
         params = {"threadId": self._thread, "input": _input(text, attachments)}
@@ -332,11 +212,7 @@ class AppServerDriver:
             started = await self._request("turn/start", params)
         except RpcError as error:
             self._normalizer.forget(text)
-            await self._local.send(TurnBegan())
-            await self._local.send(
-                _note(DiagnosticLevel.ERROR, f"the agent refused the prompt: {error.message}")
-            )
-            await self._local.send(TurnFinished(stop=Failed(error.message)))
+            await self._prompt_refused(error.message)
             return
         if isinstance(started, dict) and isinstance(started.get("turnId"), str):
             self._turn = started["turnId"]
@@ -357,7 +233,7 @@ class AppServerDriver:
                 accepted=queued,
                 reason=None if queued else "the agent did not queue the steer",
             )
-        await self._local.send(verdict)
+        await self._inbox.put_local(verdict)
 
     async def _resolve(self, request_id: str, decision: str, reason: str | None) -> None:
         asked = self._normalizer.approvals.get(request_id)
@@ -370,10 +246,3 @@ class AppServerDriver:
         if reason:
             params["reason"] = reason
         await self._request("approval/resolve", params)
-
-
-class _Local:
-    __slots__ = ("event",)
-
-    def __init__(self, event: DriverEvent) -> None:
-        self.event = event
