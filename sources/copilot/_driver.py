@@ -7,14 +7,15 @@ stdio: `connect`, then `session.create` (or `session.resume`), then
 `CopilotNormalizer` translates. Verified here against Copilot CLI 1.0.102
 in offline provider mode (`COPILOT_OFFLINE=true` plus a BYOK provider).
 
-Flow: the JSON-RPC pump feeds `incoming` (bounded); `run` takes one item
-at a time and sends its DriverEvents on, so a slow engine stops the pump
-and the pipe stops Copilot. Decisions the driver makes itself (a prompt
-Copilot refused, a steer verdict) go through `_local`, which `run` serves
-first, so every DriverEvent leaves from one task, in order. `send` never
+Flow: the process, the pump, the inbox, `run` and `stop` are the kit's
+`JsonRpcDriver` (`sources/_kit/driver.py`), with `FramedPeer` for the
+framing; this module is Copilot's translator (`_translate`) and encoder
+(`send`). A slow engine stops the pump and the pipe stops Copilot.
+Decisions the driver makes itself (a prompt Copilot refused, a steer
+verdict) are local events, served before the next frame. `send` never
 waits on Copilot: each command's request runs as a task of the session
 (the engine calling `send` may be the very task that must drain the
-events), and `stop` aborts `_local` so such a task never hangs.
+events).
 
 Commands: StartTurn → `session.send`; SteerTurn → `session.send` with
 `mode: "immediate"`; Interrupt → `session.abort`; an answer to a permission
@@ -31,52 +32,39 @@ with its `handlePending*` call (`_declines.py`) and a Warning Diagnostic.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from collections import deque
 from typing import Any
 
-from ...pipeline.channels import BrokenChannel, Channel
+from ...pipeline.channels import BrokenChannel
 from ...pipeline.driver import (
-    AgentExited,
-    Compact,
-    ConfigRefused,
-    Configure,
     DriverCommand,
     DriverEvent,
-    Emitted,
-    EventSink,
     Handshake,
     Interrupt,
     LaunchSpec,
     RequestAsked,
     Respond,
-    Rollback,
-    RollbackVerdict,
     StartTurn,
     SteerTurn,
     SteerVerdict,
-    TurnBegan,
-    TurnFinished,
     Withdraw,
 )
 from ...pipeline.errors import AgentGone, CorralError, ErrorKind
 from ...pipeline.events import (
     AgentInstallation,
-    Diagnostic,
     DiagnosticLevel,
-    Failed,
     PermissionAnswer,
     QuestionRequest,
     QuestionsAnswer,
 )
 from ...pipeline.telemetry import SessionTelemetry
-from .._jsonrpc import Incoming, RpcError, RpcNotification, RpcRequest, WireNoise
+from .._jsonrpc import Incoming, JsonRpcPeer, RpcError, RpcNotification, RpcRequest, WireProblem
+from .._kit.driver import JsonRpcDriver, note, unsupported
 from .._process import AgentProcess
 from ._base import RAW_KEY
 from ._declines import DECLINED_KEY, Decline, decline_for
 from ._details import copilot_details
-from ._inbox import Local, next_item
 from ._normalize import CopilotNormalizer
 from ._params import (
     BYPASS_ENV,
@@ -92,23 +80,26 @@ __all__ = ["CopilotDriver"]
 _INCOMING = 64
 
 
-def _note(level: DiagnosticLevel, message: str, **extensions: Any) -> Emitted:
-    return Emitted(kind=Diagnostic(level=level, message=message), extensions=extensions)
+def _framed_peer(process: AgentProcess, telemetry: SessionTelemetry) -> JsonRpcPeer:
+    return FramedPeer(process, telemetry=telemetry)
 
 
-class CopilotDriver:
+class CopilotDriver(JsonRpcDriver[Incoming]):
     def __init__(
         self, installation: AgentInstallation, spec: LaunchSpec, telemetry: SessionTelemetry
     ) -> None:
+        super().__init__(
+            spec,
+            telemetry,
+            frames=_INCOMING,
+            inbox_name="copilot",
+            agent="Copilot",
+            wire="SDK server",
+            speaker="Copilot",
+            peer=_framed_peer,
+        )
         self._installation = installation
-        self._spec = spec
-        self._telemetry = telemetry
         self._normalizer = CopilotNormalizer()
-        self._incoming: Channel[Incoming] = Channel(_INCOMING, name=f"{spec.session_id}/copilot")
-        self._local: Channel[DriverEvent] = Channel(16, name=f"{spec.session_id}/copilot-local")
-        self._tasks: asyncio.TaskGroup | None = None
-        self._process: AgentProcess | None = None
-        self._peer: FramedPeer | None = None
         self._session = ""
         self._questions: dict[str, QuestionRequest] = {}
         self._approvals: dict[str, dict[str, Any]] = {}  # request id -> session approval
@@ -125,31 +116,10 @@ class CopilotDriver:
     async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
         env = self._env()
         argv = launch_argv(self._installation.executable_path, self._spec.args)
-        self._tasks = tasks
-        self._process = await AgentProcess.spawn(
-            argv,
-            cwd=self._spec.dir,
-            env=env,
-            tasks=tasks,
-            telemetry=self._telemetry,
-            sandbox=self._spec.sandbox,
-        )
-        self._peer = FramedPeer(self._process, telemetry=self._telemetry)
-        tasks.create_task(self._peer.pump(self._incoming), name=f"{self._spec.session_id}-pump")
-        try:
-            version = await self._connect()
-            options = session_options(
-                cwd=self._spec.dir, env=env, mcp_servers=self._spec.mcp_servers
-            )
-            opened = await self._open_session(options)
-        except AgentGone:
-            status = await self._process.wait()
-            raise CorralError(
-                ErrorKind.PROCESS_EXITED,
-                f"Copilot exited during its handshake (status {status})",
-                status=status,
-                stderr=self._process.stderr_tail(),
-            ) from None
+        await self._launch(tasks, argv, env)
+        options = session_options(cwd=self._spec.dir, env=env, mcp_servers=self._spec.mcp_servers)
+        version = await self._handshaking(self._connect())
+        opened = await self._handshaking(self._open_session(options))
         self._session = str(opened.get("sessionId", ""))
         details = copilot_details(version, byok="provider" in options)
         return Handshake(details=details, resume_token=self._session or None)
@@ -184,56 +154,36 @@ class CopilotDriver:
             raise CorralError(ErrorKind.PROTOCOL_FAILED, "session.create answered no session")
         return opened
 
-    async def stop(self, grace: float) -> None:
-        if self._process is not None:
-            await self._process.stop(grace)
-        # Copilot's output has ended, so the pump and `run` end; a `send`
-        # still waiting on the local channel is released.
-        self._local.abort()
-
     # ---- the event path ------------------------------------------------------------
 
-    async def run(self, events_out: EventSink) -> None:
-        while (item := await next_item(self._local, self._incoming)) is not None:
-            for event in self._translate(item) if not isinstance(item, Local) else [item.event]:
-                await events_out.send(event)
-            if isinstance(item, RpcRequest):
-                await self._serve_request(item)
-        assert self._process is not None
-        status = await self._process.wait()
-        await events_out.send(AgentExited(status=status, stderr=self._process.stderr_tail()))
-
-    def _translate(self, item: Incoming) -> list[DriverEvent]:
+    async def _translate(self, item: Incoming) -> list[DriverEvent]:
         match item:
             case RpcNotification(method="session.event", params=params) if isinstance(params, dict):
                 return self._feed(params.get("event"))
             case RpcRequest(method="userInput.request"):
+                self._legacy_inputs.append(item.id)
                 return []  # answered with the `user_input.requested` event's answer
             case (
                 RpcNotification(method=method, params=params)
                 | RpcRequest(method=method, params=params)
             ):
-                self._telemetry.unknown_frame()
                 frame = {"method": method, "params": params}
                 marks = {RAW_KEY: frame, "corral/unknown_frame": method}
-                if isinstance(item, RpcRequest):  # answered -32601 by `_serve_request`
+                if isinstance(item, RpcRequest):  # answered -32601
+                    await self._decline(item)
                     marks[DECLINED_KEY] = method
-                return [_note(DiagnosticLevel.INFO, f"Copilot sent {method}", **marks)]
-            case WireNoise(reason=reason, raw=raw):
-                return [
-                    _note(
-                        DiagnosticLevel.WARNING,
-                        f"Copilot wrote something that is not JSON-RPC: {reason}",
-                        **{RAW_KEY: raw, "corral/decode_error": "not_json"},
-                    )
-                ]
+                return [note(DiagnosticLevel.INFO, f"Copilot sent {method}", **marks)]
+            case WireProblem():
+                return [item.event(speaker="Copilot", wire="JSON-RPC", raw_key=RAW_KEY)]
         return []
 
     def _feed(self, event: object) -> list[DriverEvent]:
         decline = decline_for(event)
         if decline is not None:  # a waiting request corral does not serve: refused at once
             assert self._tasks is not None
-            self._tasks.create_task(self._decline(decline), name=f"{self._spec.session_id}-decline")
+            self._tasks.create_task(
+                self._decline_event(decline), name=f"{self._spec.session_id}-decline"
+            )
             return [decline.note]
         events = self._normalizer.feed(event)
         for out in events:
@@ -248,36 +198,19 @@ class CopilotDriver:
                 approval = extensions.get("copilot/session_approval")
                 if isinstance(approval, dict):
                     self._approvals[request.id] = approval
-            case Emitted(extensions=extensions) if "corral/unknown_frame" in extensions:
-                self._telemetry.unknown_frame()
-            case Emitted(extensions=extensions) if "corral/decode_error" in extensions:
-                self._telemetry.decode_error(str(extensions["corral/decode_error"]))
 
-    async def _serve_request(self, request: RpcRequest) -> None:
-        assert self._peer is not None
-        try:
-            if request.method == "userInput.request":
-                self._legacy_inputs.append(request.id)
-                return
-            await self._peer.respond_error(
-                request.id, -32601, f"corral does not serve {request.method}"
-            )
-        except AgentGone:
-            pass
-
-    async def _decline(self, decline: Decline) -> None:
+    async def _decline_event(self, decline: Decline) -> None:
         try:
             await self._call(decline.method, decline.params)
         except (AgentGone, BrokenChannel):
             pass  # `run` reports the exit; or the session is over
         except RpcError as error:
-            note = _note(
+            refused = note(
                 DiagnosticLevel.WARNING,
                 f"Copilot refused corral's decline ({decline.method}): {error.message}",
                 **{DECLINED_KEY: decline.method},
             )
-            with contextlib.suppress(BrokenChannel):
-                await self._local.send(note)
+            await self._inbox.put_local(refused)
 
     # ---- commands -------------------------------------------------------------------
 
@@ -292,19 +225,7 @@ class CopilotDriver:
                 self._normalizer.expect_prompt(text)
             case SteerTurn(text=text):
                 self._normalizer.expect_prompt(text, steer=True)
-        assert self._tasks is not None
-        self._tasks.create_task(self._perform(command), name=f"{self._spec.session_id}-command")
-
-    async def _perform(self, command: DriverCommand) -> None:
-        try:
-            await self._send(command)
-        except (AgentGone, BrokenChannel):
-            pass  # `run` reports the exit; or the session is over
-        except RpcError as error:
-            name = type(command).__name__
-            note = _note(DiagnosticLevel.WARNING, f"Copilot refused {name}: {error.message}")
-            with contextlib.suppress(BrokenChannel):
-                await self._local.send(note)
+        self._spawn(self._perform(command, self._send), "command")
 
     async def _send(self, command: DriverCommand) -> None:
         match command:
@@ -318,13 +239,8 @@ class CopilotDriver:
                 await self._answer(request_id, answer, message)
             case Withdraw(request_id=request_id):
                 await self._withdraw(request_id)
-            case Configure(option=option):
-                await self._local.send(ConfigRefused(option=option, reason="no live options"))
-            case Rollback():
-                await self._local.send(RollbackVerdict(accepted=False, reason="not supported"))
-            case Compact():
-                await self._local.send(TurnBegan())
-                await self._local.send(TurnFinished(stop=Failed("compact is not supported")))
+            case _:
+                await self._inbox.put_local(*unsupported(command))
 
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
         assert self._peer is not None
@@ -342,11 +258,7 @@ class CopilotDriver:
             await self._call("session.send", self._prompt(text, attachments))
         except RpcError as error:
             self._normalizer.forget_prompt(text)
-            await self._local.send(TurnBegan())
-            await self._local.send(
-                _note(DiagnosticLevel.ERROR, f"Copilot refused the prompt: {error.message}")
-            )
-            await self._local.send(TurnFinished(stop=Failed(error.message)))
+            await self._prompt_refused(error.message)
 
     async def _steer(self, prompt_id: str, text: str, attachments: tuple[str, ...]) -> None:
         try:
@@ -356,7 +268,7 @@ class CopilotDriver:
             verdict = SteerVerdict(prompt_id=prompt_id, accepted=False, reason=error.message)
         else:
             verdict = SteerVerdict(prompt_id=prompt_id, accepted=True)
-        await self._local.send(verdict)
+        await self._inbox.put_local(verdict)
 
     async def _answer(self, request_id: str, answer: object, message: str | None) -> None:
         question = self._questions.pop(request_id, None)
