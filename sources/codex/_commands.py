@@ -1,10 +1,11 @@
 """Sending the engine's commands to Codex (the write half of the Codex driver).
 
-`DriverCore` holds the session state both halves share and the tools for
+`DriverCore` is the kit's `JsonRpcDriver` (process, pump, inbox, `run`,
+`stop`) plus the session state both halves share and the tools for
 talking to Codex: `_call` (one request; Codex's refusal, our timeout or its
-exit all become `_Refused`), `_reply` (answer one of Codex's requests),
-`_spawn` (a task in the session's task group) and `_report` (a verdict into
-the bounded channel the driver's `run` merges with Codex's messages).
+exit all become `_Refused`) and `_reply` (answer one of Codex's requests);
+a verdict goes out as a local event of the inbox (`put_local`), served
+before Codex's next message.
 
 `Commands.send` never waits for Codex to answer: a command that needs an
 answer (turn/start, turn/steer, turn/interrupt, thread/compact/start,
@@ -23,11 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from ...pipeline.channels import BrokenChannel, Channel, ChannelClosed
 from ...pipeline.commands import RollbackScope
 from ...pipeline.driver import (
     Compact,
@@ -35,7 +34,6 @@ from ...pipeline.driver import (
     ConfigRefused,
     Configure,
     DriverCommand,
-    DriverEvent,
     InfoChanged,
     Interrupt,
     LaunchSpec,
@@ -58,8 +56,9 @@ from ...pipeline.events import (
     Fields,
     ShapeError,
 )
-from .._jsonrpc import JsonRpcPeer, RpcError
-from .._process import AgentProcess
+from ...pipeline.telemetry import SessionTelemetry
+from .._jsonrpc import Incoming, RpcError
+from .._kit.driver import METHOD_NOT_FOUND, JsonRpcDriver
 from ._approvals import Reply
 from ._appserver import AppServerNormalizer
 from ._common import diagnostic
@@ -69,7 +68,6 @@ from ._launch import turn_input
 __all__ = ["Commands", "DriverCore"]
 
 _CALL_TIMEOUT = 120.0
-_METHOD_NOT_FOUND = -32601
 
 
 class _Refused(Exception):
@@ -79,16 +77,22 @@ class _Refused(Exception):
         self.code = code
 
 
-class DriverCore:
+class DriverCore(JsonRpcDriver[Incoming]):
     """State shared by the driver's halves, and the tools to talk to Codex."""
 
-    def __init__(self, spec: LaunchSpec, normalizer: AppServerNormalizer) -> None:
-        self._spec = spec
+    def __init__(
+        self, spec: LaunchSpec, telemetry: SessionTelemetry, normalizer: AppServerNormalizer
+    ) -> None:
+        super().__init__(
+            spec,
+            telemetry,
+            frames=256,
+            inbox_name="codex",
+            agent="Codex",
+            wire="app-server",
+            speaker="Codex",
+        )
         self._normalizer = normalizer
-        self._verdicts: Channel[DriverEvent] = Channel(64, name=f"{spec.session_id}/verdicts")
-        self._process: AgentProcess | None = None
-        self._peer: JsonRpcPeer | None = None
-        self._tasks: asyncio.TaskGroup | None = None
         self._thread_id = ""
         self._models: tuple[ModelInfo, ...] = ()
         self._options: dict[str, ConfigValue] = {}
@@ -100,17 +104,6 @@ class DriverCore:
 
     def _config_options(self) -> tuple[ConfigOption, ...]:
         return config_options(self._models, self._options)
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        assert self._tasks is not None, "send before start"
-        self._tasks.create_task(work, name=f"{self._spec.session_id}-codex-request")
-
-    async def _report(self, *events: DriverEvent) -> None:
-        try:
-            for event in events:
-                await self._verdicts.send(event)
-        except (BrokenChannel, ChannelClosed):
-            pass  # the session is over
 
     async def _reply(self, reply: Reply) -> None:
         assert self._peer is not None
@@ -149,7 +142,7 @@ class Commands(DriverCore):
                 elif self._starting:
                     self._held_steers.append(command)
                 else:
-                    await self._report(
+                    await self._inbox.put_local(
                         SteerVerdict(prompt_id=command.prompt_id, accepted=False, reason="no turn")
                     )
             case Interrupt():
@@ -203,12 +196,12 @@ class Commands(DriverCore):
         turn_id = result.get("turn", {}).get("id") if isinstance(result, dict) else None
         if turn_id in begun:  # folded into a turn that was already running
             self._starting = max(self._starting - 1, 0)
-            await self._report(TurnBegan())
+            await self._inbox.put_local(TurnBegan())
 
     async def _steer(self, command: SteerTurn) -> None:
         turn_id = self._normalizer.active_turn
         if turn_id is None:
-            await self._report(
+            await self._inbox.put_local(
                 SteerVerdict(prompt_id=command.prompt_id, accepted=False, reason="no turn")
             )
             return
@@ -228,7 +221,7 @@ class Commands(DriverCore):
             )
         else:
             verdict = SteerVerdict(prompt_id=command.prompt_id, accepted=True)
-        await self._report(verdict)
+        await self._inbox.put_local(verdict)
 
     async def _interrupt(self) -> None:
         for reply in self._normalizer.requests.withdraw_all():
@@ -246,7 +239,7 @@ class Commands(DriverCore):
             await self._call("turn/interrupt", {"threadId": self._thread_id, "turnId": turn_id})
         except _Refused as refused:
             message = f"Codex refused to interrupt the turn: {refused.reason}"
-            await self._report(diagnostic(DiagnosticLevel.WARNING, message))
+            await self._inbox.put_local(diagnostic(DiagnosticLevel.WARNING, message))
 
     async def _compact(self) -> None:
         try:
@@ -261,37 +254,39 @@ class Commands(DriverCore):
         if not self._starting:
             held, self._held_steers = self._held_steers, []
             self._interrupt_held = False
-        await self._report(TurnBegan())
+        await self._inbox.put_local(TurnBegan())
         for steer in held:  # rejected inside the turn: the engine requeues them first
-            await self._report(
+            await self._inbox.put_local(
                 SteerVerdict(prompt_id=steer.prompt_id, accepted=False, reason=reason)
             )
-        await self._report(TurnFinished(stop=Failed(reason)))
+        await self._inbox.put_local(TurnFinished(stop=Failed(reason)))
 
     # ---- settings and history ------------------------------------------------------
 
     async def _configure(self, command: Configure) -> None:
         option, value = command.option, command.value
         if option not in ("model", "effort"):
-            await self._report(ConfigRefused(option=option, reason="chosen when a session opens"))
+            await self._inbox.put_local(
+                ConfigRefused(option=option, reason="chosen when a session opens")
+            )
             return
         try:
             await self._call("thread/settings/update", {"threadId": self._thread_id, option: value})
         except _Refused as refused:
-            if refused.code != _METHOD_NOT_FOUND:
-                await self._report(ConfigRefused(option=option, reason=refused.reason))
+            if refused.code != METHOD_NOT_FOUND:
+                await self._inbox.put_local(ConfigRefused(option=option, reason=refused.reason))
                 return
             self._turn_overrides[option] = value  # older Codex: applied with the next turn
         self._options[option] = value
         if option == "model":
             self._normalizer.model = str(value)
-            await self._report(InfoChanged(config_options=self._config_options()))
-        await self._report(ConfigApplied(option=option, value=value))
+            await self._inbox.put_local(InfoChanged(config_options=self._config_options()))
+        await self._inbox.put_local(ConfigApplied(option=option, value=value))
 
     async def _rollback(self, command: Rollback) -> None:
         if command.scope is not RollbackScope.CONVERSATION:
             reason = "Codex rolls back the conversation only, never files"
-            await self._report(RollbackVerdict(accepted=False, reason=reason))
+            await self._inbox.put_local(RollbackVerdict(accepted=False, reason=reason))
             return
         try:
             listed = await self._call(
@@ -309,8 +304,8 @@ class Commands(DriverCore):
             first = turns[command.turns - 1].string("id")
             await self._call("thread/revert", {"threadId": self._thread_id, "beforeTurnId": first})
         except _Refused as refused:
-            await self._report(RollbackVerdict(accepted=False, reason=refused.reason))
+            await self._inbox.put_local(RollbackVerdict(accepted=False, reason=refused.reason))
         except ShapeError as error:
-            await self._report(RollbackVerdict(accepted=False, reason=str(error)))
+            await self._inbox.put_local(RollbackVerdict(accepted=False, reason=str(error)))
         else:
-            await self._report(RollbackVerdict(accepted=True))
+            await self._inbox.put_local(RollbackVerdict(accepted=True))
