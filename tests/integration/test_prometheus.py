@@ -29,6 +29,7 @@ import pytest
 import pytest_asyncio
 
 from tests.support.serve import ServeProcess
+from tests.support.waiting import retries
 from tests.unit.metrics.load import script
 from tests.unit.metrics.promtools import concrete, dashboard_queries, prometheus_bin
 
@@ -60,18 +61,16 @@ def api(port: int, path: str, **params: str) -> Any:
 
 
 async def until(check: Any, what: str, timeout: float = STARTUP) -> Any:
-    """Poll `check` (a blocking callable) until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
+    """Look with `check` (a blocking callable, run in a thread) until it returns something truthy."""
+    # A scrape is an HTTP round trip: at most two looks a second once warmed up.
+    async for _ in retries(timeout=timeout, what=what, longest=0.5):
         try:
             found = await asyncio.to_thread(check)
         except OSError:
             found = None
         if found:
             return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.5)
+    raise AssertionError("unreachable: retries raises when time is up")
 
 
 # ---- corral and Prometheus as subprocesses ---------------------------------------

@@ -65,16 +65,19 @@ async def _settle(quiet_turns: int, max_turns: int) -> bool:
 
 
 class retries:  # lower case: it reads as a loop, `async for _ in retries(...)`
-    """Yield at once, then after sleeps that double (1 ms up to 0.1 s), until `timeout`.
+    """Yield at once, then after sleeps that double (1 ms up to `longest`), until `timeout`.
 
     The caller breaks out when its look succeeds; running out of time raises
     `AssertionError` naming `what`. An iterator, not a generator, so breaking
     out leaves nothing to close.
     """
 
-    def __init__(self, *, timeout: float = 10.0, what: str = "the condition") -> None:
+    def __init__(
+        self, *, timeout: float = 10.0, what: str = "the condition", longest: float = LONGEST_DELAY
+    ) -> None:
         self._timeout = timeout
         self._what = what
+        self._longest = longest
         self._deadline: float | None = None
         self._delay = FIRST_DELAY
         self._attempt = 0
@@ -90,7 +93,7 @@ class retries:  # lower case: it reads as a loop, `async for _ in retries(...)`
             raise AssertionError(f"timed out after {self._timeout} s waiting for {self._what}")
         else:
             await asyncio.sleep(min(self._delay, left))
-            self._delay = min(self._delay * 2, LONGEST_DELAY)
+            self._delay = min(self._delay * 2, self._longest)
         self._attempt += 1
         return self._attempt
 
