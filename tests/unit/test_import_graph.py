@@ -120,7 +120,9 @@ NAMES_PROVIDERS = frozenset(
 
 
 def _providers(root: Path = ROOT) -> set[str]:
-    return {init.parent.name for init in (root / "sources").glob("*/__init__.py")}
+    """The packages of sources/ but its private ones (`_kit/`: the plumbing they share)."""
+    packages = (init.parent.name for init in (root / "sources").glob("*/__init__.py"))
+    return {name for name in packages if not name.startswith("_")}
 
 
 def provider_edges(root: Path = ROOT) -> list[Edge]:
