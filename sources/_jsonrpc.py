@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import attrs
@@ -39,12 +40,14 @@ from ._process import AgentProcess
 
 __all__ = [
     "PARSE_ERROR",
+    "Decoder",
     "JsonRpcPeer",
     "RpcError",
     "RpcNotification",
     "RpcRequest",
     "WireNoise",
     "WireProblem",
+    "line_frame",
     "unreadable_request_id",
 ]
 
@@ -89,6 +92,20 @@ def unreadable_request_id(prefix: str) -> int | str | None:
 
 
 Incoming = RpcRequest | RpcNotification | WireProblem
+Decoded = list[dict[str, Any] | NotJson | Oversized]
+
+
+class Decoder(Protocol):
+    """A wire's framing, sans-IO: bytes in, JSON objects (or problems) out."""
+
+    def feed(self, chunk: bytes) -> Decoded: ...
+
+    def end(self) -> Decoded: ...
+
+
+def line_frame(body: bytes) -> bytes:
+    """One message per line, the default framing."""
+    return body + b"\n"
 
 
 class IncomingSink(Protocol):
@@ -114,9 +131,13 @@ class JsonRpcPeer:
         *,
         max_line: int = DEFAULT_MAX_LINE,
         telemetry: SessionTelemetry = NULL_TELEMETRY,
+        decoder: Decoder | None = None,
+        frame: Callable[[bytes], bytes] = line_frame,
     ) -> None:
+        """`decoder` and `frame`: a framing other than one message per line."""
         self._process = process
-        self._decoder = JsonLinesDecoder(max_line=max_line)
+        self._decoder: Decoder = decoder or JsonLinesDecoder(max_line=max_line)
+        self._frame = frame
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._telemetry = telemetry
@@ -176,7 +197,7 @@ class JsonRpcPeer:
         line = orjson.dumps(message)
         if self._telemetry.records_wire:
             self._telemetry.wire_line("out", line)
-        await self._process.write(line + b"\n")
+        await self._process.write(self._frame(line))
 
     async def request(self, method: str, params: Any = None) -> Any:
         """Send a request and wait for its result; raise RpcError or AgentGone.

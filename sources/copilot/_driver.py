@@ -8,7 +8,7 @@ stdio: `connect`, then `session.create` (or `session.resume`), then
 in offline provider mode (`COPILOT_OFFLINE=true` plus a BYOK provider).
 
 Flow: the process, the pump, the inbox, `run` and `stop` are the kit's
-`JsonRpcDriver` (`sources/_kit/driver.py`), with `FramedPeer` for the
+`JsonRpcDriver` (`sources/_kit/driver.py`), with `framed_peer` for the
 framing; this module is Copilot's translator (`_translate`) and encoder
 (`send`). A slow engine stops the pump and the pipe stops Copilot.
 Decisions the driver makes itself (a prompt Copilot refused, a steer
@@ -59,9 +59,8 @@ from ...pipeline.events import (
     QuestionsAnswer,
 )
 from ...pipeline.telemetry import SessionTelemetry
-from .._jsonrpc import Incoming, JsonRpcPeer, RpcError, RpcNotification, RpcRequest, WireProblem
+from .._jsonrpc import Incoming, RpcError, RpcNotification, RpcRequest, WireProblem
 from .._kit.driver import JsonRpcDriver, note, unsupported
-from .._process import AgentProcess
 from ._base import RAW_KEY
 from ._declines import DECLINED_KEY, Decline, decline_for
 from ._details import copilot_details
@@ -73,15 +72,11 @@ from ._params import (
     session_options,
     user_input_response,
 )
-from ._rpc import FramedPeer
+from ._rpc import framed_peer
 
 __all__ = ["CopilotDriver"]
 
 _INCOMING = 64
-
-
-def _framed_peer(process: AgentProcess, telemetry: SessionTelemetry) -> JsonRpcPeer:
-    return FramedPeer(process, telemetry=telemetry)
 
 
 class CopilotDriver(JsonRpcDriver[Incoming]):
@@ -96,7 +91,7 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
             agent="Copilot",
             wire="SDK server",
             speaker="Copilot",
-            peer=_framed_peer,
+            peer=framed_peer,
         )
         self._installation = installation
         self._normalizer = CopilotNormalizer()
