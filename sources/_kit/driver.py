@@ -57,12 +57,25 @@ from .handshake import exit_status, handshake_exit
 from .inbox import Inbox, Local
 from .problems import tally
 
-__all__ = ["METHOD_NOT_FOUND", "JsonRpcDriver", "note", "unsupported"]
+__all__ = ["METHOD_NOT_FOUND", "JsonRpcDriver", "note", "spawn_agent", "unsupported"]
 
 F = TypeVar("F")
 T = TypeVar("T")
 PeerFactory = Callable[[AgentProcess, SessionTelemetry], JsonRpcPeer]
 METHOD_NOT_FOUND = -32601
+
+
+async def spawn_agent(
+    spec: LaunchSpec,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    tasks: asyncio.TaskGroup,
+    telemetry: SessionTelemetry,
+) -> AgentProcess:
+    """The agent's process, in the session's directory and sandbox, watched in `tasks`."""
+    return await AgentProcess.spawn(
+        argv, cwd=spec.dir, env=env, tasks=tasks, telemetry=telemetry, sandbox=spec.sandbox
+    )
 
 
 def note(level: DiagnosticLevel, message: str, **extensions: Any) -> Emitted:
@@ -133,14 +146,7 @@ class JsonRpcDriver(Generic[F]):
     ) -> JsonRpcPeer:
         """Spawn the agent in the session's directory and start reading it."""
         self._tasks = tasks
-        self._process = await AgentProcess.spawn(
-            argv,
-            cwd=self._spec.dir,
-            env=env,
-            tasks=tasks,
-            telemetry=self._telemetry,
-            sandbox=self._spec.sandbox,
-        )
+        self._process = await spawn_agent(self._spec, argv, env, tasks, self._telemetry)
         self._peer = self._make_peer(self._process, self._telemetry)
         tasks.create_task(self._pump(self._peer), name=f"{self._spec.session_id}-pump")
         return self._peer

@@ -4,10 +4,12 @@ It launches `python -m corral.sources.mock.agent` in its own process group,
 sends the script and then each command as a JSON line, and reads driver
 events back through the same sans-IO path a real agent's source uses:
 `JsonLinesDecoder` (size cap, `\\n` only) then `decode_event`. A line that is
-not JSON, too long, or not a mock event becomes a Warning `Diagnostic` (with
-`corral/decode_error`) or an Info one (with `corral/unknown_frame` and the
-raw frame) — never silence. When stdout ends, the exit status and the
-stderr tail become `AgentExited`.
+not JSON or too long becomes the driver kit's `WireProblem` Warning (with
+`corral/decode_error`); one that is not a mock event an Info `Diagnostic`
+(with `corral/unknown_frame` and the raw frame) — never silence. Both are
+counted by the kit's `tally` where they are found (what the script itself
+emits is not). When stdout ends, the exit status and the stderr tail
+become `AgentExited`.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from ...pipeline.driver import (
     LaunchSpec,
 )
 from ...pipeline.errors import AgentGone
-from ...pipeline.events import Diagnostic, DiagnosticLevel, ShapeError
+from ...pipeline.events import DiagnosticLevel, ShapeError
 from ...pipeline.sizes import item_size
 from ...pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
+from .._kit.driver import note, spawn_agent
+from .._kit.problems import WireProblem, tally
 from .._process import AgentProcess
 from ._driver import MockDriver
 from ._script import MockScript
@@ -42,14 +46,8 @@ from ._wire import decode_event, encode_command
 __all__ = ["ProcessMockDriver"]
 
 MAX_LINE = 16 * 1024 * 1024
+RAW_LINE = "mock/raw_line"
 FRAMES_BYTES = 8 * 1024 * 1024  # decoded lines held before reading pauses (one larger: alone)
-
-
-def decode_problem(kind: str, message: str, **extra: object) -> Emitted:
-    return Emitted(
-        kind=Diagnostic(level=DiagnosticLevel.WARNING, message=message),
-        extensions={"corral/decode_error": kind, **extra},
-    )
 
 
 class ProcessMockDriver:
@@ -77,14 +75,7 @@ class ProcessMockDriver:
     async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
         argv = [sys.executable, "-m", "corral.sources.mock.agent", *self._spec.args]
         env = {**os.environ, **dict(self._spec.env)}
-        self._process = await AgentProcess.spawn(
-            argv,
-            cwd=self._spec.dir,
-            env=env,
-            tasks=tasks,
-            telemetry=self._telemetry,
-            sandbox=self._spec.sandbox,
-        )
+        self._process = await spawn_agent(self._spec, argv, env, tasks, self._telemetry)
         await self._write({"Script": self._script.source})
         tasks.create_task(self._read(self._process), name=f"{self._spec.session_id}-mock-read")
         return await MockDriver(self._script, self._spec).start(tasks)
@@ -105,29 +96,22 @@ class ProcessMockDriver:
             self._frames.close()
 
     def _translate(self, item: dict[str, object] | NotJson | Oversized) -> DriverEvent:
-        if isinstance(item, Oversized):
-            self._telemetry.decode_error("oversized")
-            return decode_problem(
-                "oversized", f"the agent wrote a line of {item.length} bytes; it was skipped"
-            )
-        if isinstance(item, NotJson):
-            self._telemetry.decode_error("not_json")
-            return decode_problem(
-                "not_json",
-                f"the agent wrote a line that is not JSON ({item.reason})",
-                **{"mock/raw_line": item.prefix},
-            )
+        if isinstance(item, NotJson | Oversized):
+            problem = WireProblem.from_decoder(item)
+            return self._tally(problem.event(speaker="the agent", wire="JSON", raw_key=RAW_LINE))
         if self._telemetry.records_wire:
             self._telemetry.wire_line("in", orjson.dumps(item))
         try:
             return decode_event(item)
         except ShapeError as error:
-            self._telemetry.unknown_frame()
             frame_type = next(iter(item), "?") if len(item) == 1 else "?"
-            return Emitted(
-                kind=Diagnostic(level=DiagnosticLevel.INFO, message=f"unknown mock frame: {error}"),
-                extensions={"corral/unknown_frame": frame_type, "mock/raw_frame": item},
-            )
+            message = f"unknown mock frame: {error}"
+            marks = {"corral/unknown_frame": frame_type, "mock/raw_frame": item}
+            return self._tally(note(DiagnosticLevel.INFO, message, **marks))
+
+    def _tally(self, event: Emitted) -> Emitted:
+        tally(self._telemetry, event)
+        return event
 
     async def run(self, events_out: EventSink) -> None:
         async for event in self._frames:
