@@ -54,6 +54,7 @@ from ..pipeline.events import (
 from ..pipeline.records import SinkItem
 from ..pipeline.sizes import item_size
 from ..pipeline.stages import FanOut, Sink
+from ..pipeline.wakeup import Wakeup
 from .engine import Engine, Pending
 
 __all__ = ["ActorSettings", "FallibleSink", "SessionActor"]
@@ -124,7 +125,7 @@ class SessionActor:
             for sink in sinks
         ]
         self._sinks = tuple(sinks)
-        self._waiter: asyncio.Future[None] | None = None  # the loop waiting for input
+        self._input = Wakeup(self.driver_events)  # the loop's wait: driver, commands, time
         self._driver_lock = asyncio.Lock()
         self._stopped = asyncio.Event()
         self._stop_lock = asyncio.Lock()
@@ -228,21 +229,8 @@ class SessionActor:
         """Until the driver sends, a command kicks, or the engine's next deadline."""
         engine = self.engine
         deadline = engine.next_deadline()
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()  # one future for all three
-        self._waiter = waiter
-        self.driver_events.watch(waiter)
-        timer = None
-        if deadline is not None:
-            timer = loop.call_later(max(0.0, deadline - engine.clock()), _resolve, waiter)
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-            if timer is not None:
-                timer.cancel()
-            waiter.cancel()  # a no-op once resolved
-            self.driver_events.unwatch(waiter)
+        at_most = None if deadline is None else deadline - engine.clock()
+        await self._input.wait(at_most)
         if deadline is not None and engine.clock() >= deadline:
             engine.on_time()
 
@@ -307,9 +295,7 @@ class SessionActor:
     # ---- commands (called from other tasks) -----------------------------------
 
     def _kick(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            _resolve(waiter)
+        self._input.kick()
 
     async def _settle(self, outcome: T | Pending) -> T:
         self._kick()
@@ -379,19 +365,7 @@ class SessionActor:
         the sinks when this returns.
         """
         while self.engine.status is not wanted and not self._done.is_set():
-            changed = self._status_changed
-            done = asyncio.ensure_future(self._done.wait())
-            seen = asyncio.ensure_future(changed.wait())
-            try:
-                await asyncio.wait({done, seen}, return_when="FIRST_COMPLETED")
-            finally:
-                done.cancel()
-                seen.cancel()
-
-
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+            await self._status_changed.wait()  # also set once the session is done
 
 
 def monotonic() -> float:

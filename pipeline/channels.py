@@ -20,6 +20,12 @@ Three distinct endings (after trio's memory channels):
   `BrokenChannel` (the other side is gone);
 - sending after your own `close()` raises `ChannelClosed` (a bug).
 
+Waiting on several inputs at once (two channels, a channel and commands
+from other tasks, a deadline) has one way: a `Wakeup` over the channels
+(`pipeline/wakeup.py`), which other tasks may `kick`, and whose `wait`
+takes a bound in seconds. It waits with one future (`watch`), not a task
+per input.
+
 `statistics()` is a frozen snapshot (depth, capacity, waiting tasks, totals,
 time senders spent blocked) for metrics and for tests that wait until a
 producer is blocked instead of sleeping.
@@ -360,3 +366,4 @@ class Channel(Generic[T]):
                 yield await self.receive()
             except EndOfChannel:
                 return
+

@@ -48,6 +48,7 @@ from ..pipeline.events import (
     TurnStarted,
 )
 from ..pipeline.records import Closed, SessionFailed, SinkItem
+from ..pipeline.wakeup import Wakeup
 from ..pipeline.wire import closed_line, event_line, session_error_line
 
 __all__ = ["ByteStream", "LineSink", "LineWriter", "SessionTail"]
@@ -77,6 +78,7 @@ class LineWriter:
         self.bytes_dropped = 0  # only after `discard`
         self._discarding = False
         self._writing: asyncio.Future[None] | None = None
+        self._readable = Wakeup(self.replies, self.lines)
 
     async def reply(self, line: bytes) -> None:
         await self.replies.send(line)
@@ -134,7 +136,7 @@ class LineWriter:
                 and not len(self.lines)
             ):
                 return
-            await self._wait_readable()
+            await self._readable.wait()
 
     async def _write(self, data: bytes) -> None:
         if self._discarding:
@@ -152,17 +154,6 @@ class LineWriter:
         finally:
             self._writing = None
         self.bytes_written += len(data)
-
-    async def _wait_readable(self) -> None:
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.replies.watch(waiter)
-        self.lines.watch(waiter)
-        try:
-            await waiter
-        finally:
-            waiter.cancel()  # a no-op once resolved
-            self.replies.unwatch(waiter)
-            self.lines.unwatch(waiter)
 
 
 class SessionTail:
