@@ -45,24 +45,8 @@ from typing import Any, TypeVar
 
 import attrs
 
+from ...pipeline import driver
 from ...pipeline.channels import EndOfChannel
-from ...pipeline.driver import (
-    ConfigRefused,
-    Configure,
-    DriverCommand,
-    DriverEvent,
-    EventSink,
-    Handshake,
-    Interrupt,
-    LaunchSpec,
-    Respond,
-    Rollback,
-    RollbackVerdict,
-    StartTurn,
-    SteerTurn,
-    SteerVerdict,
-    Withdraw,
-)
 from ...pipeline.errors import AgentGone
 from ...pipeline.events import AgentInstallation
 from ...pipeline.telemetry import SessionTelemetry
@@ -135,7 +119,7 @@ class AcpDriver(JsonRpcDriver[_Item]):
         self,
         *,
         installation: AgentInstallation,
-        launch: LaunchSpec,
+        launch: driver.LaunchSpec,
         recipe: AcpRecipe,
         telemetry: SessionTelemetry,
         environ: Mapping[str, str] | None = None,
@@ -177,7 +161,7 @@ class AcpDriver(JsonRpcDriver[_Item]):
         env["PWD"] = self._spec.dir  # some agents (opencode) read $PWD, not the cwd
         return env
 
-    async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
+    async def start(self, tasks: asyncio.TaskGroup) -> driver.Handshake:
         peer = await self._launch_agent(tasks)
         self._loading = self._spec.resume is not None
         opened = await self._during_handshake(
@@ -214,8 +198,8 @@ class AcpDriver(JsonRpcDriver[_Item]):
         return peer
 
     @staticmethod
-    def _handshake(opened: OpenedSession) -> Handshake:
-        return Handshake(
+    def _handshake(opened: OpenedSession) -> driver.Handshake:
+        return driver.Handshake(
             details=opened.details,
             resume_token=opened.session_id,
             options=opened.settings.current(),
@@ -245,7 +229,7 @@ class AcpDriver(JsonRpcDriver[_Item]):
 
     # ---- reading ------------------------------------------------------------------
 
-    async def run(self, events_out: EventSink) -> None:
+    async def run(self, events_out: driver.EventSink) -> None:
         if self._dropped_history:
             await events_out.send(history_note(self._dropped_history))
         early, self._early = self._early, []
@@ -253,7 +237,7 @@ class AcpDriver(JsonRpcDriver[_Item]):
             await self._deliver(item, events_out)
         await super().run(events_out)
 
-    async def _translate(self, item: _Item) -> list[DriverEvent]:
+    async def _translate(self, item: _Item) -> list[driver.DriverEvent]:
         translator = self._translator
         match item:
             case _TurnStarting():
@@ -274,32 +258,32 @@ class AcpDriver(JsonRpcDriver[_Item]):
                     await self._files.reply(ReplyError(request_id, PARSE_ERROR, unreadable))
                 return [item.event(speaker="the agent", wire="ACP", raw_key="acp/raw_line")]
 
-    async def _push_local(self, events: list[DriverEvent]) -> None:
+    async def _push_local(self, events: list[driver.DriverEvent]) -> None:
         await self._inbox.put_behind(Local(tuple(events)))
 
     async def _terminal_exited(self, terminal_id: str) -> None:
         await self._inbox.put_behind(_TerminalExited(terminal_id))
 
-    async def send(self, command: DriverCommand) -> None:
+    async def send(self, command: driver.DriverCommand) -> None:
         match command:
-            case StartTurn(text=text, attachments=attachments):
+            case driver.StartTurn(text=text, attachments=attachments):
                 self._spawn(self._prompt(text, attachments), "acp-prompt")
-            case Interrupt():
+            case driver.Interrupt():
                 await self._notify("session/cancel", {"sessionId": self._session_id})
-            case Respond(request_id=request_id, answer=answer, message=message):
+            case driver.Respond(request_id=request_id, answer=answer, message=message):
                 action = self._translator.asks.answer(request_id, answer, message)
                 await self._act(action)
-            case Withdraw(request_id=request_id):
+            case driver.Withdraw(request_id=request_id):
                 await self._act(self._translator.asks.withdraw(request_id))
-            case Configure(option=option, value=value):
+            case driver.Configure(option=option, value=value):
                 self._spawn(self._configure(option, value), "acp-configure")
-            case SteerTurn(prompt_id=prompt_id):
-                refused = SteerVerdict(
+            case driver.SteerTurn(prompt_id=prompt_id):
+                refused = driver.SteerVerdict(
                     prompt_id=prompt_id, accepted=False, reason="ACP cannot steer"
                 )
                 self._spawn(self._push_local([refused]), "acp-local")
-            case Rollback():
-                no_rollback = RollbackVerdict(accepted=False, reason="ACP has no rollback")
+            case driver.Rollback():
+                no_rollback = driver.RollbackVerdict(accepted=False, reason="ACP has no rollback")
                 self._spawn(self._push_local([no_rollback]), "acp-local")
 
     async def _notify(self, method: str, params: object) -> None:
@@ -349,7 +333,7 @@ class AcpDriver(JsonRpcDriver[_Item]):
         try:
             result = await self._peer.request(method, params)
         except RpcError as error:
-            await self._push_local([ConfigRefused(option=option, reason=error.message)])
+            await self._push_local([driver.ConfigRefused(option=option, reason=error.message)])
             return
         except AgentGone:
             return

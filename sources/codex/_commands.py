@@ -27,26 +27,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ...pipeline import driver
 from ...pipeline.commands import RollbackScope
-from ...pipeline.driver import (
-    Compact,
-    ConfigApplied,
-    ConfigRefused,
-    Configure,
-    DriverCommand,
-    InfoChanged,
-    Interrupt,
-    LaunchSpec,
-    Respond,
-    Rollback,
-    RollbackVerdict,
-    StartTurn,
-    SteerTurn,
-    SteerVerdict,
-    TurnBegan,
-    TurnFinished,
-    Withdraw,
-)
 from ...pipeline.errors import AgentGone
 from ...pipeline.events import (
     ConfigOption,
@@ -81,7 +63,7 @@ class DriverCore(JsonRpcDriver[Incoming]):
     """State shared by the driver's halves, and the tools to talk to Codex."""
 
     def __init__(
-        self, spec: LaunchSpec, telemetry: SessionTelemetry, normalizer: AppServerNormalizer
+        self, spec: driver.LaunchSpec, telemetry: SessionTelemetry, normalizer: AppServerNormalizer
     ) -> None:
         super().__init__(
             spec,
@@ -97,7 +79,7 @@ class DriverCore(JsonRpcDriver[Incoming]):
         self._models: tuple[ModelInfo, ...] = ()
         self._options: dict[str, ConfigValue] = {}
         self._turn_overrides: dict[str, ConfigValue] = {}
-        self._held_steers: list[SteerTurn] = []
+        self._held_steers: list[driver.SteerTurn] = []
         self._interrupt_held = False
         self._starting = 0  # turns asked for (turn/start, compact) that have not begun
         self._private_home: Path | None = None
@@ -132,34 +114,36 @@ class DriverCore(JsonRpcDriver[Incoming]):
 class Commands(DriverCore):
     """The engine's commands, onto Codex's wire."""
 
-    async def send(self, command: DriverCommand) -> None:
+    async def send(self, command: driver.DriverCommand) -> None:
         match command:
-            case StartTurn():
+            case driver.StartTurn():
                 self._start_turn(command)
-            case SteerTurn():
+            case driver.SteerTurn():
                 if self._normalizer.active_turn is not None:
                     self._spawn(self._steer(command))
                 elif self._starting:
                     self._held_steers.append(command)
                 else:
                     await self._inbox.put_local(
-                        SteerVerdict(prompt_id=command.prompt_id, accepted=False, reason="no turn")
+                        driver.SteerVerdict(
+                            prompt_id=command.prompt_id, accepted=False, reason="no turn"
+                        )
                     )
-            case Interrupt():
+            case driver.Interrupt():
                 await self._interrupt()
-            case Respond(request_id=request_id, answer=answer, message=message):
+            case driver.Respond(request_id=request_id, answer=answer, message=message):
                 reply = self._normalizer.requests.answer(request_id, answer, message)
                 if reply is not None:
                     await self._reply(reply)
-            case Withdraw(request_id=request_id):
+            case driver.Withdraw(request_id=request_id):
                 reply = self._normalizer.requests.withdraw(request_id)
                 if reply is not None:
                     await self._reply(reply)
-            case Configure():
+            case driver.Configure():
                 self._spawn(self._configure(command))
-            case Rollback():
+            case driver.Rollback():
                 self._spawn(self._rollback(command))
-            case Compact():
+            case driver.Compact():
                 self._starting += 1
                 self._spawn(self._compact())
 
@@ -174,7 +158,7 @@ class Commands(DriverCore):
 
     # ---- turns -----------------------------------------------------------------------
 
-    def _start_turn(self, command: StartTurn) -> None:
+    def _start_turn(self, command: driver.StartTurn) -> None:
         client_id = uuid.uuid4().hex
         self._normalizer.expect_prompt(client_id, command.text)
         params: dict[str, Any] = {
@@ -196,13 +180,13 @@ class Commands(DriverCore):
         turn_id = result.get("turn", {}).get("id") if isinstance(result, dict) else None
         if turn_id in begun:  # folded into a turn that was already running
             self._starting = max(self._starting - 1, 0)
-            await self._inbox.put_local(TurnBegan())
+            await self._inbox.put_local(driver.TurnBegan())
 
-    async def _steer(self, command: SteerTurn) -> None:
+    async def _steer(self, command: driver.SteerTurn) -> None:
         turn_id = self._normalizer.active_turn
         if turn_id is None:
             await self._inbox.put_local(
-                SteerVerdict(prompt_id=command.prompt_id, accepted=False, reason="no turn")
+                driver.SteerVerdict(prompt_id=command.prompt_id, accepted=False, reason="no turn")
             )
             return
         client_id = uuid.uuid4().hex
@@ -216,11 +200,11 @@ class Commands(DriverCore):
         try:
             await self._call("turn/steer", params)
         except _Refused as refused:
-            verdict = SteerVerdict(
+            verdict = driver.SteerVerdict(
                 prompt_id=command.prompt_id, accepted=False, reason=refused.reason
             )
         else:
-            verdict = SteerVerdict(prompt_id=command.prompt_id, accepted=True)
+            verdict = driver.SteerVerdict(prompt_id=command.prompt_id, accepted=True)
         await self._inbox.put_local(verdict)
 
     async def _interrupt(self) -> None:
@@ -250,43 +234,45 @@ class Commands(DriverCore):
     async def _start_refused(self, reason: str) -> None:
         """A turn Codex would not start fails; with none left starting, nothing stays held."""
         self._starting = max(self._starting - 1, 0)
-        held: list[SteerTurn] = []
+        held: list[driver.SteerTurn] = []
         if not self._starting:
             held, self._held_steers = self._held_steers, []
             self._interrupt_held = False
-        await self._inbox.put_local(TurnBegan())
+        await self._inbox.put_local(driver.TurnBegan())
         for steer in held:  # rejected inside the turn: the engine requeues them first
             await self._inbox.put_local(
-                SteerVerdict(prompt_id=steer.prompt_id, accepted=False, reason=reason)
+                driver.SteerVerdict(prompt_id=steer.prompt_id, accepted=False, reason=reason)
             )
-        await self._inbox.put_local(TurnFinished(stop=Failed(reason)))
+        await self._inbox.put_local(driver.TurnFinished(stop=Failed(reason)))
 
     # ---- settings and history ------------------------------------------------------
 
-    async def _configure(self, command: Configure) -> None:
+    async def _configure(self, command: driver.Configure) -> None:
         option, value = command.option, command.value
         if option not in ("model", "effort"):
             await self._inbox.put_local(
-                ConfigRefused(option=option, reason="chosen when a session opens")
+                driver.ConfigRefused(option=option, reason="chosen when a session opens")
             )
             return
         try:
             await self._call("thread/settings/update", {"threadId": self._thread_id, option: value})
         except _Refused as refused:
             if refused.code != METHOD_NOT_FOUND:
-                await self._inbox.put_local(ConfigRefused(option=option, reason=refused.reason))
+                await self._inbox.put_local(
+                    driver.ConfigRefused(option=option, reason=refused.reason)
+                )
                 return
             self._turn_overrides[option] = value  # older Codex: applied with the next turn
         self._options[option] = value
         if option == "model":
             self._normalizer.model = str(value)
-            await self._inbox.put_local(InfoChanged(config_options=self._config_options()))
-        await self._inbox.put_local(ConfigApplied(option=option, value=value))
+            await self._inbox.put_local(driver.InfoChanged(config_options=self._config_options()))
+        await self._inbox.put_local(driver.ConfigApplied(option=option, value=value))
 
-    async def _rollback(self, command: Rollback) -> None:
+    async def _rollback(self, command: driver.Rollback) -> None:
         if command.scope is not RollbackScope.CONVERSATION:
             reason = "Codex rolls back the conversation only, never files"
-            await self._inbox.put_local(RollbackVerdict(accepted=False, reason=reason))
+            await self._inbox.put_local(driver.RollbackVerdict(accepted=False, reason=reason))
             return
         try:
             listed = await self._call(
@@ -304,8 +290,10 @@ class Commands(DriverCore):
             first = turns[command.turns - 1].string("id")
             await self._call("thread/revert", {"threadId": self._thread_id, "beforeTurnId": first})
         except _Refused as refused:
-            await self._inbox.put_local(RollbackVerdict(accepted=False, reason=refused.reason))
+            await self._inbox.put_local(
+                driver.RollbackVerdict(accepted=False, reason=refused.reason)
+            )
         except ShapeError as error:
-            await self._inbox.put_local(RollbackVerdict(accepted=False, reason=str(error)))
+            await self._inbox.put_local(driver.RollbackVerdict(accepted=False, reason=str(error)))
         else:
-            await self._inbox.put_local(RollbackVerdict(accepted=True))
+            await self._inbox.put_local(driver.RollbackVerdict(accepted=True))

@@ -36,20 +36,8 @@ import os
 from collections import deque
 from typing import Any
 
+from ...pipeline import driver
 from ...pipeline.channels import BrokenChannel
-from ...pipeline.driver import (
-    DriverCommand,
-    DriverEvent,
-    Handshake,
-    Interrupt,
-    LaunchSpec,
-    RequestAsked,
-    Respond,
-    StartTurn,
-    SteerTurn,
-    SteerVerdict,
-    Withdraw,
-)
 from ...pipeline.errors import AgentGone, CorralError, ErrorKind
 from ...pipeline.events import (
     AgentInstallation,
@@ -81,7 +69,7 @@ _INCOMING = 64
 
 class CopilotDriver(JsonRpcDriver[Incoming]):
     def __init__(
-        self, installation: AgentInstallation, spec: LaunchSpec, telemetry: SessionTelemetry
+        self, installation: AgentInstallation, spec: driver.LaunchSpec, telemetry: SessionTelemetry
     ) -> None:
         super().__init__(
             spec,
@@ -108,7 +96,7 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
             env.pop(name, None)
         return env
 
-    async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
+    async def start(self, tasks: asyncio.TaskGroup) -> driver.Handshake:
         env = self._env()
         argv = launch_argv(self._installation.executable_path, self._spec.args)
         await self._launch(tasks, argv, env)
@@ -117,7 +105,7 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
         opened = await self._handshaking(self._open_session(options))
         self._session = str(opened.get("sessionId", ""))
         details = copilot_details(version, byok="provider" in options)
-        return Handshake(details=details, resume_token=self._session or None)
+        return driver.Handshake(details=details, resume_token=self._session or None)
 
     async def _connect(self) -> str | None:
         assert self._peer is not None
@@ -151,7 +139,7 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
 
     # ---- the event path ------------------------------------------------------------
 
-    async def _translate(self, item: Incoming) -> list[DriverEvent]:
+    async def _translate(self, item: Incoming) -> list[driver.DriverEvent]:
         match item:
             case RpcNotification(method="session.event", params=params) if isinstance(params, dict):
                 return self._feed(params.get("event"))
@@ -172,7 +160,7 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
                 return [item.event(speaker="Copilot", wire="JSON-RPC", raw_key=RAW_KEY)]
         return []
 
-    def _feed(self, event: object) -> list[DriverEvent]:
+    def _feed(self, event: object) -> list[driver.DriverEvent]:
         decline = decline_for(event)
         if decline is not None:  # a waiting request corral does not serve: refused at once
             assert self._tasks is not None
@@ -185,11 +173,11 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
             self._observe(out)
         return events
 
-    def _observe(self, event: DriverEvent) -> None:
+    def _observe(self, event: driver.DriverEvent) -> None:
         match event:
-            case RequestAsked(request=QuestionRequest() as request):
+            case driver.RequestAsked(request=QuestionRequest() as request):
                 self._questions[request.id] = request
-            case RequestAsked(request=request, extensions=extensions):
+            case driver.RequestAsked(request=request, extensions=extensions):
                 approval = extensions.get("copilot/session_approval")
                 if isinstance(approval, dict):
                     self._approvals[request.id] = approval
@@ -209,30 +197,30 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
 
     # ---- commands -------------------------------------------------------------------
 
-    async def send(self, command: DriverCommand) -> None:
+    async def send(self, command: driver.DriverCommand) -> None:
         """Never waits on Copilot: the engine may be the one that must drain its output.
 
         Bookkeeping that frames read later depend on happens here, at once;
         the request and its answer run as a task of the session.
         """
         match command:
-            case StartTurn(text=text):
+            case driver.StartTurn(text=text):
                 self._normalizer.expect_prompt(text)
-            case SteerTurn(text=text):
+            case driver.SteerTurn(text=text):
                 self._normalizer.expect_prompt(text, steer=True)
         self._spawn(self._perform(command, self._send), "command")
 
-    async def _send(self, command: DriverCommand) -> None:
+    async def _send(self, command: driver.DriverCommand) -> None:
         match command:
-            case StartTurn(text=text, attachments=attachments):
+            case driver.StartTurn(text=text, attachments=attachments):
                 await self._start_turn(text, attachments)
-            case SteerTurn(prompt_id=prompt_id, text=text, attachments=attachments):
+            case driver.SteerTurn(prompt_id=prompt_id, text=text, attachments=attachments):
                 await self._steer(prompt_id, text, attachments)
-            case Interrupt():
+            case driver.Interrupt():
                 await self._call("session.abort", {})
-            case Respond(request_id=request_id, answer=answer, message=message):
+            case driver.Respond(request_id=request_id, answer=answer, message=message):
                 await self._answer(request_id, answer, message)
-            case Withdraw(request_id=request_id):
+            case driver.Withdraw(request_id=request_id):
                 await self._withdraw(request_id)
             case _:
                 await self._inbox.put_local(*unsupported(command))
@@ -260,9 +248,9 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
             await self._call("session.send", self._prompt(text, attachments, mode="immediate"))
         except RpcError as error:
             self._normalizer.forget_prompt(text, steer=True)
-            verdict = SteerVerdict(prompt_id=prompt_id, accepted=False, reason=error.message)
+            verdict = driver.SteerVerdict(prompt_id=prompt_id, accepted=False, reason=error.message)
         else:
-            verdict = SteerVerdict(prompt_id=prompt_id, accepted=True)
+            verdict = driver.SteerVerdict(prompt_id=prompt_id, accepted=True)
         await self._inbox.put_local(verdict)
 
     async def _answer(self, request_id: str, answer: object, message: str | None) -> None:

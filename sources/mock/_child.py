@@ -21,17 +21,9 @@ import sys
 
 import orjson
 
+from ...pipeline import driver
 from ...pipeline.channels import BrokenChannel, Channel
 from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
-from ...pipeline.driver import (
-    AgentExited,
-    DriverCommand,
-    DriverEvent,
-    Emitted,
-    EventSink,
-    Handshake,
-    LaunchSpec,
-)
 from ...pipeline.errors import AgentGone
 from ...pipeline.events import DiagnosticLevel, ShapeError
 from ...pipeline.sizes import item_size
@@ -54,7 +46,7 @@ class ProcessMockDriver:
     def __init__(
         self,
         script: MockScript,
-        spec: LaunchSpec,
+        spec: driver.LaunchSpec,
         telemetry: SessionTelemetry = NULL_TELEMETRY,
         *,
         max_line: int = MAX_LINE,
@@ -64,7 +56,7 @@ class ProcessMockDriver:
         self._telemetry = telemetry
         self._max_line = max_line
         self._process: AgentProcess | None = None
-        self._frames: Channel[DriverEvent] = Channel(
+        self._frames: Channel[driver.DriverEvent] = Channel(
             64, name=f"{spec.session_id}/mock-child", max_bytes=FRAMES_BYTES, size=item_size
         )
 
@@ -72,7 +64,7 @@ class ProcessMockDriver:
     def pid(self) -> int | None:
         return None if self._process is None else self._process.pid
 
-    async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
+    async def start(self, tasks: asyncio.TaskGroup) -> driver.Handshake:
         argv = [sys.executable, "-m", "corral.sources.mock.agent", *self._spec.args]
         env = {**os.environ, **dict(self._spec.env)}
         self._process = await spawn_agent(self._spec, argv, env, tasks, self._telemetry)
@@ -89,13 +81,13 @@ class ProcessMockDriver:
             for item in decoder.end():
                 await self._frames.send(self._translate(item))
             status = await process.wait()
-            await self._frames.send(AgentExited(status=status, stderr=process.stderr_tail()))
+            await self._frames.send(driver.AgentExited(status=status, stderr=process.stderr_tail()))
         except BrokenChannel:
             pass  # stopped: nobody reads any more
         finally:
             self._frames.close()
 
-    def _translate(self, item: dict[str, object] | NotJson | Oversized) -> DriverEvent:
+    def _translate(self, item: dict[str, object] | NotJson | Oversized) -> driver.DriverEvent:
         if isinstance(item, NotJson | Oversized):
             problem = WireProblem.from_decoder(item)
             return self._tally(problem.event(speaker="the agent", wire="JSON", raw_key=RAW_LINE))
@@ -109,11 +101,11 @@ class ProcessMockDriver:
             marks = {"corral/unknown_frame": frame_type, "mock/raw_frame": item}
             return self._tally(note(DiagnosticLevel.INFO, message, **marks))
 
-    def _tally(self, event: Emitted) -> Emitted:
+    def _tally(self, event: driver.Emitted) -> driver.Emitted:
         tally(self._telemetry, event)
         return event
 
-    async def run(self, events_out: EventSink) -> None:
+    async def run(self, events_out: driver.EventSink) -> None:
         async for event in self._frames:
             await events_out.send(event)
 
@@ -124,7 +116,7 @@ class ProcessMockDriver:
             self._telemetry.wire_line("out", line)
         await self._process.write(line + b"\n")
 
-    async def send(self, command: DriverCommand) -> None:
+    async def send(self, command: driver.DriverCommand) -> None:
         with contextlib.suppress(AgentGone):  # `run` reports the exit
             await self._write(encode_command(command))
 

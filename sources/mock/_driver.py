@@ -19,30 +19,8 @@ import time
 from collections import deque
 from typing import Protocol
 
+from ...pipeline import driver
 from ...pipeline.channels import Channel, EndOfChannel
-from ...pipeline.driver import (
-    AgentExited,
-    Compact,
-    ConfigApplied,
-    ConfigRefused,
-    Configure,
-    DriverCommand,
-    Emitted,
-    EventSink,
-    Handshake,
-    Interrupt,
-    LaunchSpec,
-    RequestAsked,
-    Respond,
-    Rollback,
-    RollbackVerdict,
-    StartTurn,
-    SteerTurn,
-    SteerVerdict,
-    TurnBegan,
-    TurnFinished,
-    Withdraw,
-)
 from ...pipeline.events import (
     AgentDetails,
     Cancelled,
@@ -115,19 +93,23 @@ class _Interrupted(Exception):
 
 
 class MockDriver:
-    def __init__(self, script: MockScript, spec: LaunchSpec, io: ChildIO | None = None) -> None:
+    def __init__(
+        self, script: MockScript, spec: driver.LaunchSpec, io: ChildIO | None = None
+    ) -> None:
         self._script = script
         self._io = io
         self._spec = spec
-        self._inbox: Channel[DriverCommand] = Channel(64, name=f"{spec.session_id}/mock-inbox")
-        self._later: deque[DriverCommand] = deque()  # prompts that arrived mid-turn
+        self._inbox: Channel[driver.DriverCommand] = Channel(
+            64, name=f"{spec.session_id}/mock-inbox"
+        )
+        self._later: deque[driver.DriverCommand] = deque()  # prompts that arrived mid-turn
         self._interrupt = asyncio.Event()
         self._answered = asyncio.Event()
         self._awaiting: str | None = None  # request id the script waits on
         self._turn_index = 0
         self._stopped = asyncio.Event()
 
-    async def start(self, tasks: asyncio.TaskGroup) -> Handshake:
+    async def start(self, tasks: asyncio.TaskGroup) -> driver.Handshake:
         token = None
         if self._script.resume:
             token = self._spec.resume or f"mock-{self._spec.session_id}"
@@ -139,18 +121,18 @@ class MockDriver:
             if option.current is not None
         }
         options.update(self._spec.configure)
-        return Handshake(
+        return driver.Handshake(
             details=mock_details(self._script),
             resume_token=token,
             options=tuple(options.items()),
             reliable_turn_end=self._script.deterministic,
         )
 
-    async def send(self, command: DriverCommand) -> None:
+    async def send(self, command: driver.DriverCommand) -> None:
         match command:
-            case Interrupt():
+            case driver.Interrupt():
                 self._interrupt.set()
-            case Respond(request_id=request_id) | Withdraw(request_id=request_id):
+            case driver.Respond(request_id=request_id) | driver.Withdraw(request_id=request_id):
                 if request_id == self._awaiting:
                     self._answered.set()
             case _:
@@ -160,7 +142,7 @@ class MockDriver:
         self._stopped.set()
         self._inbox.close()
 
-    async def run(self, events_out: EventSink) -> None:
+    async def run(self, events_out: driver.EventSink) -> None:
         try:
             if self._script.on_open:
                 await self._unprompted(self._script.on_open, events_out)
@@ -170,9 +152,9 @@ class MockDriver:
                     return
                 await self._idle_command(command, events_out)
         except _Died:
-            await events_out.send(AgentExited(status="9", stderr="mock died"))
+            await events_out.send(driver.AgentExited(status="9", stderr="mock died"))
 
-    async def _next_command(self) -> DriverCommand | None:
+    async def _next_command(self) -> driver.DriverCommand | None:
         """The next command while idle; None once stopped."""
         while not self._stopped.is_set():
             try:
@@ -184,56 +166,64 @@ class MockDriver:
             await self._inbox.wait_readable()
         return None
 
-    async def _idle_command(self, command: DriverCommand, events_out: EventSink) -> None:
+    async def _idle_command(
+        self, command: driver.DriverCommand, events_out: driver.EventSink
+    ) -> None:
         match command:
-            case StartTurn(text=text):
+            case driver.StartTurn(text=text):
                 await self._play_turn(text, events_out)
-            case Compact():
-                await events_out.send(TurnBegan())
-                await events_out.send(Emitted(kind=ContextCompacted()))
-                await events_out.send(TurnFinished(stop=Completed()))
+            case driver.Compact():
+                await events_out.send(driver.TurnBegan())
+                await events_out.send(driver.Emitted(kind=ContextCompacted()))
+                await events_out.send(driver.TurnFinished(stop=Completed()))
             case _:
                 await self._side_command(command, events_out)
 
-    async def _side_command(self, command: DriverCommand, events_out: EventSink) -> None:
+    async def _side_command(
+        self, command: driver.DriverCommand, events_out: driver.EventSink
+    ) -> None:
         """Commands answered the same way mid-turn or idle."""
         match command:
-            case SteerTurn(prompt_id=prompt_id):
+            case driver.SteerTurn(prompt_id=prompt_id):
                 if self._script.steer_rejects:
-                    verdict = SteerVerdict(prompt_id=prompt_id, accepted=False, reason="busy")
+                    verdict = driver.SteerVerdict(
+                        prompt_id=prompt_id, accepted=False, reason="busy"
+                    )
                 else:
-                    verdict = SteerVerdict(prompt_id=prompt_id, accepted=True)
+                    verdict = driver.SteerVerdict(prompt_id=prompt_id, accepted=True)
                 await events_out.send(verdict)
-            case Configure(option=option, value=value):
+            case driver.Configure(option=option, value=value):
                 if any(o.id == option for o in self._script.options):
-                    await events_out.send(ConfigApplied(option=option, value=value))
+                    await events_out.send(driver.ConfigApplied(option=option, value=value))
                 else:
-                    await events_out.send(ConfigRefused(option=option, reason="unknown option"))
-            case Rollback():
+                    await events_out.send(
+                        driver.ConfigRefused(option=option, reason="unknown option")
+                    )
+            case driver.Rollback():
                 refused = self._script.rollback == "refuse"
                 await events_out.send(
-                    RollbackVerdict(
+                    driver.RollbackVerdict(
                         accepted=not refused,
                         reason="the mock refuses rollbacks" if refused else None,
                     )
                 )
-            case StartTurn() | Compact():
+            case driver.StartTurn() | driver.Compact():
                 self._later.append(command)  # the engine queues; this is defensive
 
-    async def _unprompted(self, steps: tuple[Step, ...], events_out: EventSink) -> None:
+    async def _unprompted(self, steps: tuple[Step, ...], events_out: driver.EventSink) -> None:
         """Content the agent sends on its own: the engine opens an agent turn for it."""
         self._interrupt.clear()
         try:
             await self._play(steps, events_out)
         except _Interrupted:
             if not self._script.ignore_cancel:
-                await events_out.send(TurnFinished(stop=Cancelled()))
+                await events_out.send(driver.TurnFinished(stop=Cancelled()))
 
-    async def _play_turn(self, text: str, events_out: EventSink) -> None:
+    async def _play_turn(self, text: str, events_out: driver.EventSink) -> None:
         index = self._turn_index
         self._turn_index += 1
         self._interrupt.clear()
-        await events_out.send(TurnBegan())
+        await events_out.send(driver.TurnBegan())
         steps: tuple[Step, ...]
         if index < len(self._script.turns):
             steps = self._script.turns[index]
@@ -247,12 +237,12 @@ class MockDriver:
             ended = await self._play(steps, events_out)
         except _Interrupted:
             if not self._script.ignore_cancel:
-                await events_out.send(TurnFinished(stop=Cancelled()))
+                await events_out.send(driver.TurnFinished(stop=Cancelled()))
             return
         if not ended and self._script.deterministic:
-            await events_out.send(TurnFinished(stop=Completed()))
+            await events_out.send(driver.TurnFinished(stop=Completed()))
 
-    async def _play(self, steps: tuple[Step, ...], events_out: EventSink) -> bool:
+    async def _play(self, steps: tuple[Step, ...], events_out: driver.EventSink) -> bool:
         """Play steps; True once an End step ended the turn."""
         for step in steps:
             await self._between_steps(events_out)
@@ -260,16 +250,16 @@ class MockDriver:
                 case Emit(kind=RequestOpened(request=request)):
                     self._awaiting = request.id
                     self._answered.clear()
-                    await events_out.send(RequestAsked(request=request))
+                    await events_out.send(driver.RequestAsked(request=request))
                 case Emit(kind=kind, extensions=extensions):
-                    await events_out.send(Emitted(kind=kind, extensions=extensions))
+                    await events_out.send(driver.Emitted(kind=kind, extensions=extensions))
                 case AwaitAnswer():
                     if self._awaiting is not None:
                         await self._pause(None, self._answered, events_out)
                         self._awaiting = None
                 case End(stop=stop):
                     if self._script.deterministic:
-                        await events_out.send(TurnFinished(stop=stop))
+                        await events_out.send(driver.TurnFinished(stop=stop))
                         return True
                 case Die():
                     if self._io is not None:
@@ -288,7 +278,7 @@ class MockDriver:
                             return True
         return False
 
-    async def _paced(self, rate: float, count: int, events_out: EventSink) -> None:
+    async def _paced(self, rate: float, count: int, events_out: driver.EventSink) -> None:
         """Timestamped deltas at a steady rate, for latency measurements."""
         loop = asyncio.get_running_loop()
         start = loop.time()
@@ -299,7 +289,7 @@ class MockDriver:
                     await asyncio.sleep(delay)
             await self._between_steps(events_out)
             stamp = str(time.monotonic_ns())
-            await events_out.send(Emitted(kind=TextDelta(message_id="paced", text=stamp)))
+            await events_out.send(driver.Emitted(kind=TextDelta(message_id="paced", text=stamp)))
 
     async def _misbehave(self, step: Raw | Flood | Stderr | Exit) -> None:
         io = self._io
@@ -315,7 +305,7 @@ class MockDriver:
             case Exit(code=code):
                 await io.exit(code)
 
-    async def _between_steps(self, events_out: EventSink) -> None:
+    async def _between_steps(self, events_out: driver.EventSink) -> None:
         if self._interrupt.is_set():
             raise _Interrupted
         while len(self._inbox):
@@ -324,7 +314,7 @@ class MockDriver:
                 await self._side_command(command, events_out)
 
     async def _pause(
-        self, seconds: float | None, until: asyncio.Event | None, events_out: EventSink
+        self, seconds: float | None, until: asyncio.Event | None, events_out: driver.EventSink
     ) -> None:
         """Wait for the time, the event or an interrupt; serve side commands meanwhile."""
         loop = asyncio.get_running_loop()

@@ -11,27 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...pipeline import driver
 from ...pipeline.commands import RollbackScope
-from ...pipeline.driver import (
-    Compact,
-    ConfigApplied,
-    ConfigRefused,
-    Configure,
-    DriverCommand,
-    DriverEvent,
-    Emitted,
-    Interrupt,
-    RequestAsked,
-    Respond,
-    Rollback,
-    RollbackVerdict,
-    StartTurn,
-    SteerTurn,
-    SteerVerdict,
-    TurnBegan,
-    TurnFinished,
-    Withdraw,
-)
 from ...pipeline.events import (
     Fields,
     ShapeError,
@@ -47,9 +28,9 @@ from ...pipeline.events import (
 __all__ = ["decode_command", "decode_event", "encode_command", "encode_event"]
 
 
-def encode_command(command: DriverCommand) -> dict[str, Any]:
+def encode_command(command: driver.DriverCommand) -> dict[str, Any]:
     match command:
-        case StartTurn() | SteerTurn():
+        case driver.StartTurn() | driver.SteerTurn():
             body = {
                 "turn_id": command.turn_id,
                 "prompt_id": command.prompt_id,
@@ -57,9 +38,9 @@ def encode_command(command: DriverCommand) -> dict[str, Any]:
                 "attachments": list(command.attachments),
             }
             return {type(command).__name__: body}
-        case Interrupt(turn_id=turn_id):
+        case driver.Interrupt(turn_id=turn_id):
             return {"Interrupt": {"turn_id": turn_id}}
-        case Respond(request_id=request_id, answer=answer, message=message):
+        case driver.Respond(request_id=request_id, answer=answer, message=message):
             return {
                 "Respond": {
                     "request_id": request_id,
@@ -67,22 +48,22 @@ def encode_command(command: DriverCommand) -> dict[str, Any]:
                     "message": message,
                 }
             }
-        case Withdraw(request_id=request_id):
+        case driver.Withdraw(request_id=request_id):
             return {"Withdraw": {"request_id": request_id}}
-        case Configure(option=option, value=value):
+        case driver.Configure(option=option, value=value):
             return {"Configure": {"option": option, "value": value}}
-        case Rollback(turns=turns, scope=scope):
+        case driver.Rollback(turns=turns, scope=scope):
             return {"Rollback": {"turns": turns, "scope": scope.value}}
-        case Compact():
+        case driver.Compact():
             return {"Compact": {}}
 
 
-def decode_command(raw: object) -> DriverCommand:
+def decode_command(raw: object) -> driver.DriverCommand:
     tag, payload = tag_of(raw, "command")
     f = Fields(payload, tag)
     match tag:
         case "StartTurn" | "SteerTurn":
-            cls = StartTurn if tag == "StartTurn" else SteerTurn
+            cls = driver.StartTurn if tag == "StartTurn" else driver.SteerTurn
             return cls(
                 turn_id=f.string("turn_id"),
                 prompt_id=f.string("prompt_id"),
@@ -90,55 +71,55 @@ def decode_command(raw: object) -> DriverCommand:
                 attachments=f.strings("attachments", True),
             )
         case "Interrupt":
-            return Interrupt(f.string("turn_id"))
+            return driver.Interrupt(f.string("turn_id"))
         case "Respond":
-            return Respond(
+            return driver.Respond(
                 request_id=f.string("request_id"),
                 answer=answer_from_wire(f.value("answer"), "Respond.answer"),
                 message=f.opt_string("message"),
             )
         case "Withdraw":
-            return Withdraw(f.string("request_id"))
+            return driver.Withdraw(f.string("request_id"))
         case "Configure":
-            return Configure(
+            return driver.Configure(
                 option=f.string("option"),
                 value=config_value_from_wire(f.value("value"), "Configure.value"),
             )
         case "Rollback":
-            return Rollback(
+            return driver.Rollback(
                 turns=f.integer("turns"),
                 scope=f.choice("scope", {s.value: s for s in RollbackScope}),
             )
         case "Compact":
-            return Compact()
+            return driver.Compact()
     raise ShapeError(tag, "unknown command")
 
 
-def encode_event(event: DriverEvent) -> dict[str, Any]:
+def encode_event(event: driver.DriverEvent) -> dict[str, Any]:
     match event:
-        case TurnBegan():
+        case driver.TurnBegan():
             return {"TurnBegan": {}}
-        case Emitted(kind=kind, parent_tool_id=parent, extensions=extensions):
+        case driver.Emitted(kind=kind, parent_tool_id=parent, extensions=extensions):
             body = {"kind": kind.to_wire(), "parent_tool_id": parent, "extensions": extensions}
             return {"Emitted": body}
-        case TurnFinished(stop=stop):
+        case driver.TurnFinished(stop=stop):
             return {"TurnFinished": {"stop": stop_to_wire(stop)}}
-        case RequestAsked(request=request):
+        case driver.RequestAsked(request=request):
             return {"RequestAsked": {"request": request.to_wire()}}
-        case SteerVerdict(prompt_id=prompt_id, accepted=accepted, reason=reason):
+        case driver.SteerVerdict(prompt_id=prompt_id, accepted=accepted, reason=reason):
             return {
                 "SteerVerdict": {"prompt_id": prompt_id, "accepted": accepted, "reason": reason}
             }
-        case ConfigApplied(option=option, value=value):
+        case driver.ConfigApplied(option=option, value=value):
             return {"ConfigApplied": {"option": option, "value": value}}
-        case ConfigRefused(option=option, reason=reason):
+        case driver.ConfigRefused(option=option, reason=reason):
             return {"ConfigRefused": {"option": option, "reason": reason}}
-        case RollbackVerdict(accepted=accepted, reason=reason):
+        case driver.RollbackVerdict(accepted=accepted, reason=reason):
             return {"RollbackVerdict": {"accepted": accepted, "reason": reason}}
     raise ValueError(f"the mock wire does not carry {type(event).__name__}")
 
 
-def decode_event(raw: object) -> DriverEvent:
+def decode_event(raw: object) -> driver.DriverEvent:
     # Fast path for the commonest line, an event with no parent and no
     # extensions; any doubt about its shape falls through to the checks below.
     emitted = raw.get("Emitted") if type(raw) is dict and len(raw) == 1 else None
@@ -148,36 +129,40 @@ def decode_event(raw: object) -> DriverEvent:
         and emitted.get("parent_tool_id") is None
         and emitted.get("extensions") in (None, {})
     ):
-        return Emitted(kind=kind_from_wire(emitted["kind"], "Emitted.kind"))
+        return driver.Emitted(kind=kind_from_wire(emitted["kind"], "Emitted.kind"))
     tag, payload = tag_of(raw, "event")
     f = Fields(payload, tag)
     match tag:
         case "TurnBegan":
-            return TurnBegan()
+            return driver.TurnBegan()
         case "Emitted":
             extensions = f.opt_obj("extensions")
-            return Emitted(
+            return driver.Emitted(
                 kind=kind_from_wire(f.value("kind"), "Emitted.kind"),
                 parent_tool_id=f.opt_string("parent_tool_id"),
                 extensions={} if extensions is None else extensions.raw,
             )
         case "TurnFinished":
-            return TurnFinished(stop=stop_from_wire(f.value("stop"), "TurnFinished.stop"))
+            return driver.TurnFinished(stop=stop_from_wire(f.value("stop"), "TurnFinished.stop"))
         case "RequestAsked":
-            return RequestAsked(request=request_from_wire(f.value("request"), "RequestAsked"))
+            return driver.RequestAsked(
+                request=request_from_wire(f.value("request"), "RequestAsked")
+            )
         case "SteerVerdict":
-            return SteerVerdict(
+            return driver.SteerVerdict(
                 prompt_id=f.string("prompt_id"),
                 accepted=f.flag("accepted"),
                 reason=f.opt_string("reason"),
             )
         case "ConfigApplied":
-            return ConfigApplied(
+            return driver.ConfigApplied(
                 option=f.string("option"),
                 value=config_value_from_wire(f.value("value"), "ConfigApplied.value"),
             )
         case "ConfigRefused":
-            return ConfigRefused(option=f.string("option"), reason=f.string("reason"))
+            return driver.ConfigRefused(option=f.string("option"), reason=f.string("reason"))
         case "RollbackVerdict":
-            return RollbackVerdict(accepted=f.flag("accepted"), reason=f.opt_string("reason"))
+            return driver.RollbackVerdict(
+                accepted=f.flag("accepted"), reason=f.opt_string("reason")
+            )
     raise ShapeError(tag, f"unknown mock event {tag!r}")
