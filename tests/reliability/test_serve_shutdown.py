@@ -26,6 +26,7 @@ import pytest
 
 from tests.support.schema import check_line
 from tests.support.serve import ServeProcess
+from tests.support.waiting import until
 
 from .helpers import alive, children_of
 from .test_serve_process import open_and_prompt, rss_kib
@@ -101,9 +102,8 @@ async def test_shutdown_abandons_a_handshake_that_never_completes(tmp_path: Path
         frame_id = await serve.send(
             {"cmd": "open", "agent": stuck_agent(tmp_path), "dir": str(tmp_path)}
         )
-        async with asyncio.timeout(30):
-            while not children_of(serve.process.pid):  # the agent runs, mid-handshake
-                await asyncio.sleep(0.01)
+        # the agent runs, mid-handshake
+        await until(lambda: children_of(serve.process.pid), 30, what="the agent")
         agents = children_of(serve.process.pid)
         code, took = await shut_down(serve, how)
     finally:
@@ -127,9 +127,8 @@ async def test_a_signal_answers_the_commands_still_waiting_for_a_slot(tmp_path: 
         frames = [{"id": 1, "cmd": "open", "agent": agent, "dir": str(tmp_path)}]
         frames += [{"id": n, "cmd": "info", "session": "s1"} for n in (2, 3, 4)]
         await serve.send_raw(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
-        async with asyncio.timeout(30):
-            while not children_of(serve.process.pid):  # the open holds the only slot
-                await asyncio.sleep(0.01)
+        # the open holds the only slot
+        await until(lambda: children_of(serve.process.pid), 30, what="the agent")
         code, took = await shut_down(serve, "sigterm")
     finally:
         await serve.kill()
@@ -181,9 +180,7 @@ async def test_shutdown_ends_a_stuck_agent_and_a_running_generate(
     generating = await serve.send(
         {"cmd": "generate", "agent": "mock", "dir": str(tmp_path), "prompt": "and you?"}
     )
-    async with asyncio.timeout(30):
-        while len(children_of(serve.process.pid)) < 2:  # both agents run
-            await asyncio.sleep(0.01)
+    await until(lambda: len(children_of(serve.process.pid)) >= 2, 30, what="both agents")
     agents = children_of(serve.process.pid)
     code, took = await shut_down(serve, how)
     assert code == 0, serve.stderr.decode()[-3000:]
@@ -197,9 +194,7 @@ async def test_shutdown_ends_a_stuck_agent_and_a_running_generate(
 async def exited(process: asyncio.subprocess.Process, timeout: float) -> None:
     """Until the process is reaped; not `wait()`, which on Python 3.11 also waits
     for its stdout to reach EOF, and our reader of it is paused (we do not read)."""
-    async with asyncio.timeout(timeout):
-        while process.returncode is None:
-            await asyncio.sleep(0.05)
+    await until(lambda: process.returncode is not None, timeout, what="the process reaped")
 
 
 def written_bytes(pid: int) -> int:
