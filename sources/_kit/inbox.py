@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable
 from typing import Generic, TypeVar
 
 import attrs
@@ -28,7 +29,7 @@ import attrs
 from ...pipeline.channels import BrokenChannel, Channel, ChannelClosed, EndOfChannel
 from ...pipeline.driver import DriverEvent
 
-__all__ = ["Inbox", "Local"]
+__all__ = ["Inbox", "Local", "first_of"]
 
 F = TypeVar("F")
 
@@ -38,6 +39,16 @@ class Local:
     """Events the driver made itself, delivered as they are."""
 
     events: tuple[DriverEvent, ...]
+
+
+async def first_of(*waits: Awaitable[object]) -> None:
+    """Wait until one of `waits` is done; cancel the others (bound it with `asyncio.timeout`)."""
+    futures = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for future in futures:
+            future.cancel()
 
 
 class Inbox(Generic[F]):
@@ -74,14 +85,10 @@ class Inbox(Generic[F]):
             await self._wait()
 
     async def _wait(self) -> None:
-        waits = [asyncio.ensure_future(self.frames.wait_readable())]
-        if not self._local.closed:  # aborted at stop: only the agent's output is left
-            waits.append(asyncio.ensure_future(self._local.wait_readable()))
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waits:
-                waiter.cancel()
+        if self._local.closed:  # aborted at stop: only the agent's output is left
+            await self.frames.wait_readable()
+        else:
+            await first_of(self.frames.wait_readable(), self._local.wait_readable())
 
     def abort_local(self) -> None:
         """Stop taking local events (a task putting one is released)."""

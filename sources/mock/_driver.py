@@ -15,6 +15,7 @@ steps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from typing import Protocol
@@ -32,6 +33,7 @@ from ...pipeline.events import (
     RequestOpened,
     TextDelta,
 )
+from .._kit.inbox import first_of
 from ._script import (
     AwaitAnswer,
     Die,
@@ -325,17 +327,12 @@ class MockDriver:
             remaining = None if deadline is None else deadline - loop.time()
             if remaining is not None and remaining <= 0:
                 return
-            waits = [
-                asyncio.ensure_future(self._interrupt.wait()),
-                asyncio.ensure_future(self._inbox.wait_readable()),
-            ]
+            waits = [self._interrupt.wait(), self._inbox.wait_readable()]
             if until is not None:
-                waits.append(asyncio.ensure_future(until.wait()))
-            try:
-                await asyncio.wait(waits, timeout=remaining, return_when="FIRST_COMPLETED")
-            finally:
-                for waiter in waits:
-                    waiter.cancel()
+                waits.append(until.wait())
+            with contextlib.suppress(TimeoutError):  # the pause is over: checked above
+                async with asyncio.timeout(remaining):
+                    await first_of(*waits)
             await self._between_steps(events_out)
         if self._interrupt.is_set():
             raise _Interrupted
