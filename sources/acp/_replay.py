@@ -24,7 +24,7 @@ from typing import Any
 
 from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ...pipeline.driver import DriverEvent, Emitted
-from ...pipeline.events import Diagnostic, DiagnosticLevel
+from .._kit.problems import ProblemKind, WireProblem
 from ._fs import Judged
 from ._settings import Settings
 from ._terminal import recorded_spec
@@ -43,11 +43,8 @@ _SERVED = frozenset(
 )
 
 
-def _decode_error(kind: str, message: str, raw: str) -> Emitted:
-    return Emitted(
-        kind=Diagnostic(level=DiagnosticLevel.WARNING, message=message),
-        extensions={"corral/decode_error": kind, "acp/raw_line": raw},
-    )
+def _problem(problem: WireProblem) -> Emitted:
+    return problem.event(speaker="the recording", wire="a tagged ACP line", raw_key="acp/raw_line")
 
 
 class AcpReplay:
@@ -65,18 +62,19 @@ class AcpReplay:
     def _replay(self, items: list[dict[str, Any] | NotJson | Oversized]) -> list[DriverEvent]:
         events: list[DriverEvent] = []
         for item in items:
-            if isinstance(item, Oversized):
-                events.append(_decode_error("oversized", f"a line of {item.length} bytes", ""))
-            elif isinstance(item, NotJson):
-                events.append(_decode_error("not_json", item.reason, item.prefix))
+            if isinstance(item, NotJson | Oversized):
+                events.append(_problem(WireProblem.from_decoder(item)))
             elif isinstance(item.get("out"), dict):
                 events += self._outgoing(item["out"])
             elif isinstance(item.get("in"), dict):
                 events += self._incoming(item["in"])
             else:
-                events.append(
-                    _decode_error("bad_shape", "a recorded line without in/out", str(item)[:200])
+                problem = WireProblem(
+                    kind=ProblemKind.BAD_SHAPE,
+                    reason="a recorded line without in/out",
+                    raw=str(item)[:200],
                 )
+                events.append(_problem(problem))
         return events
 
     def _outgoing(self, message: dict[str, Any]) -> list[DriverEvent]:
