@@ -186,9 +186,7 @@ class Runtime:
 
     def channels(self) -> list[Channel[Any]]:
         """Every channel of every live session (read by the metrics at scrape time)."""
-        return [
-            channel for session in self._sessions.values() for channel in session.channels()
-        ]
+        return [channel for session in self._sessions.values() for channel in session.channels()]
 
     async def open(
         self,
@@ -286,7 +284,7 @@ class Runtime:
             refuse_unhonoured(launch, details, installation.name)
 
         running = self._tasks.create_task(
-            self._run_session(session, driver, build_engine, check, sinks, session_dir, opened),
+            self._run_session(session, driver, build_engine, check, sinks, opened),
             name=f"session-{session_id}",
         )
         self._opening[session_id] = (running, opened)
@@ -316,7 +314,6 @@ class Runtime:
         build_engine: Callable[[object], Engine],
         check: Callable[[AgentDetails], None],
         sinks: list[Sink],
-        session_dir: str,
         opened: asyncio.Future[SessionActor],
     ) -> None:
         actor: SessionActor | None = None
