@@ -136,9 +136,18 @@ pre { font: 13px/1.4 ui-monospace, monospace; }
 """
 
 
+def _anchors(block: Block) -> tuple[str, str]:
+    """Deep links: `#turn-<turn id>` on a turn's start, `#seq-<n>` on a block's first event."""
+    seq = f'<span id="seq-{block.sequence}"></span>' if block.sequence else ""
+    if block.role == "turn_start" and block.turn:
+        return f' id="turn-{html.escape(block.turn)}"', seq
+    return "", seq
+
+
 def _html_block(block: Block) -> str:
+    turn_id, seq = _anchors(block)
     if block.role in ("turn_start", "turn_end"):
-        return f'<div class="turn">{html.escape(block.title)}</div>'
+        return f'<div class="turn"{turn_id}>{seq}{html.escape(block.title)}</div>'
     label = html.escape(_LABELS.get(block.role, block.role))
     title = html.escape(block.title) if block.title and block.role != "prompt" else ""
     body = html.escape(block.text)
@@ -146,7 +155,7 @@ def _html_block(block: Block) -> str:
     if block.role == "reasoning":
         inner = f"<details><summary>thinking</summary>{inner}</details>"
     heading = f"<h3>{label}{': ' + title if title else ''}</h3>"
-    return f'<section class="block {block.role}">{heading}{inner}</section>'
+    return f'<section class="block {block.role}">{seq}{heading}{inner}</section>'
 
 
 def render_html(transcript: Transcript) -> str:
