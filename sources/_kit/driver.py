@@ -11,7 +11,11 @@ A provider subclasses it and supplies `_translate` (one agent frame or
 wire problem in, its `DriverEvent`s out; the provider's translator) and
 `send` (the engine's commands onto its wire). `_launch` spawns the agent
 and starts the pump; `_handshaking` runs the opening requests and turns
-the agent's death meanwhile into the one `handshake_exit` error.
+the agent's death meanwhile into the one `handshake_exit` error. What
+several encoders said alike is here once: `_perform` (one command's
+requests as a task; a refusal is a Warning), `_prompt_refused` (a turn
+that begins and fails at once), `_decline` (-32601 for a request corral
+does not serve), `unsupported` (no live options, rollback or compact).
 
 Invariants: `run` is the only task that sends the driver's events, and
 every one of them passes `tally` on its way out (so wire problems and
@@ -27,6 +31,7 @@ SIGTERM, SIGKILL). The pump then sees EOF and fails our waiting requests;
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
@@ -99,7 +104,7 @@ def _line_peer(process: AgentProcess, telemetry: SessionTelemetry) -> JsonRpcPee
     return JsonRpcPeer(process, telemetry=telemetry)
 
 
-class JsonRpcDriver(Generic[F]):
+class JsonRpcDriver(abc.ABC, Generic[F]):
     """The shared half of a JSON-RPC driver; `F` is what the inbox's frames channel holds."""
 
     abort_frames_on_stop: ClassVar[bool] = False
@@ -130,11 +135,13 @@ class JsonRpcDriver(Generic[F]):
 
     # ---- the provider's part -----------------------------------------------------
 
+    @abc.abstractmethod
     async def _translate(self, item: F) -> list[DriverEvent]:
-        raise NotImplementedError
+        """One agent frame (or wire problem) in, its events out."""
 
+    @abc.abstractmethod
     async def send(self, command: DriverCommand) -> None:
-        raise NotImplementedError
+        """The engine's command onto the wire; never waits on the agent."""
 
     async def _release(self) -> None:
         """What the provider holds besides the process (terminals); run at stop."""

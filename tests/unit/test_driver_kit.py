@@ -14,6 +14,7 @@ import pytest
 from corral.pipeline.decoding import NotJson, Oversized
 from corral.pipeline.driver import (
     AgentExited,
+    DriverCommand,
     DriverEvent,
     Emitted,
     LaunchSpec,
@@ -175,6 +176,9 @@ class _EchoDriver(JsonRpcDriver[Incoming]):
 
     async def start(self, tasks: asyncio.TaskGroup) -> None:
         await self._launch(tasks, [sys.executable, "-c", _AGENT], {"PATH": "/usr/bin:/bin"})
+
+    async def send(self, command: DriverCommand) -> None:
+        raise AssertionError("no command is sent in these tests")
 
     async def _translate(self, item: Incoming) -> list[DriverEvent]:
         match item:
