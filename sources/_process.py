@@ -185,6 +185,16 @@ class AgentProcess:
         replaced) its fd 1 may leave copies of the pipe open elsewhere (uvloop's
         children inherit them), so EOF alone cannot tell.
         """
+        try:
+            await self._look_until_exit()
+            await asyncio.to_thread(self.family.kill)
+            await asyncio.to_thread(self._remove_scratch)
+        finally:
+            self._remove_scratch()  # the session's end cancelled the watch: no leftovers still
+        self._leader_gone = True
+        await self._unblock_reader()
+
+    async def _look_until_exit(self) -> None:
         looks = 0
         while self._process.returncode is None:
             await asyncio.sleep(_LOOK_EVERY)  # one wake-up per look: an idle agent costs little
@@ -195,11 +205,12 @@ class AgentProcess:
             if not self._muted and _fd_target(self.pid, 1) != self._stdout_target:
                 self._muted = True  # from now on a silent pipe is its end
                 await self._unblock_reader()
-        await asyncio.to_thread(self.family.kill)
-        self._leader_gone = True
-        if self._scratch is not None:  # the sandbox's private tmp, made for this agent
-            await asyncio.to_thread(shutil.rmtree, self._scratch, True)
-        await self._unblock_reader()
+
+    def _remove_scratch(self) -> None:
+        """Remove the sandbox's private tmp made for this agent (small: its temp files)."""
+        scratch, self._scratch = self._scratch, None
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     async def _unblock_reader(self) -> None:
         """A read still waiting for the agent gets its EOF once the pipe stays silent."""
@@ -305,4 +316,5 @@ class AgentProcess:
                 await self._exited_within(_KILL_REAP)
         # The leader is gone; whatever it left (in its group or not) goes too.
         await asyncio.to_thread(self.family.kill)
+        await asyncio.to_thread(self._remove_scratch)
         return self._report_exit(self._process.returncode)

@@ -103,18 +103,19 @@ def probe(environ: Mapping[str, str]) -> SandboxProbe:
     found = named or shutil.which("bwrap", path=environ.get("PATH"))
     if not found:
         return SandboxProbe(None, "bubblewrap (bwrap) is not installed")
-    with tempfile.TemporaryDirectory(prefix="corral-probe-") as scratch:
-        touch = ["/bin/sh", "-c", 'touch "$1/ok"', "sh", scratch]
-        argv = [*_base(found), *_binds([scratch]), "--", *touch]
-        try:
-            done = subprocess.run(
-                argv, capture_output=True, timeout=_PROBE_TIMEOUT, check=False, env=dict(environ)
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            return SandboxProbe(None, f"{found} did not run: {error}")
-        if done.returncode != 0 or not os.path.exists(os.path.join(scratch, "ok")):
-            why = done.stderr.decode("utf-8", "replace").strip()[-300:]
-            return SandboxProbe(None, f"{found} cannot build a sandbox here: {why}")
+    # A writable bind of a folder that exists, and nothing written: a probe
+    # that corral's own death interrupts leaves nothing behind.
+    existing = tempfile.gettempdir()
+    argv = [*_base(found), *_binds([existing]), "--", "/bin/sh", "-c", "exit 0"]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, timeout=_PROBE_TIMEOUT, check=False, env=dict(environ)
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return SandboxProbe(None, f"{found} did not run: {error}")
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", "replace").strip()[-300:]
+        return SandboxProbe(None, f"{found} cannot build a sandbox here: {why}")
     return SandboxProbe(found, f"{found} works")
 
 
@@ -249,7 +250,11 @@ class CommandBox:
         return command_argv(self.spec, argv, session_dir=self.session_dir, tmp=self._tmp, cwd=cwd)
 
     async def close(self) -> None:
-        """Remove the private tmp (after the commands ended); idempotent."""
+        """Remove the private tmp (after the commands ended); idempotent.
+
+        The removal runs in a thread that finishes even if this task is
+        cancelled meanwhile.
+        """
         tmp, self._tmp = self._tmp, None
         if tmp is not None:
             await asyncio.to_thread(shutil.rmtree, tmp, True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import re
 import secrets
 import sys
 import textwrap
@@ -57,7 +58,7 @@ override_guards = ["write-outside-session", "unknown-command", "unparsed-command
 # in its working directory, and says how each went.
 WRITER = textwrap.dedent(
     r"""
-    import json, sys
+    import json, os, sys
 
     def send(message):
         sys.stdout.write(json.dumps(message) + "\n")
@@ -82,6 +83,7 @@ WRITER = textwrap.dedent(
         elif method == "session/prompt":
             outside = message["params"]["prompt"][0]["text"].split(" ", 1)[1]
             said = f"outside {attempt(outside)}, inside {attempt('inside.txt')}"
+            said += f", tmp {os.environ.get('TMPDIR')}"
             send({"jsonrpc": "2.0", "method": "session/update", "params": {
                 "sessionId": "writer", "update": {"sessionUpdate": "agent_message_chunk",
                 "content": {"type": "text", "text": said}}}})
@@ -90,6 +92,14 @@ WRITER = textwrap.dedent(
             send({"jsonrpc": "2.0", "id": ident, "result": None})
     """
 )
+
+
+PRIVATE_TMP = re.compile(r"/\S*corral-sandbox-[A-Za-z0-9_]+")
+
+
+def exists(path: str) -> bool:
+    assert "corral-sandbox-" in path
+    return os.path.exists(path)
 
 
 @functools.cache
@@ -173,6 +183,8 @@ async def test_a_sandboxed_command_writes_in_the_session_dir_and_its_own_tmp(
     assert said.startswith("exit 0 "), said
     assert (work / "inside.txt").exists()
     assert "corral-sandbox-" in said  # a private tmp, not the machine's /tmp
+    (tmp,) = PRIVATE_TMP.findall(said)
+    assert not exists(tmp)  # removed with the session
 
 
 async def test_sandbox_on_without_a_working_bubblewrap_refuses_to_open(
@@ -274,10 +286,14 @@ async def test_an_agent_opened_with_sandbox_true_cannot_write_outside(
         assert said.startswith("outside failed (Read-only file system), inside wrote"), said
         assert not target.exists()
     else:
-        assert said == "outside wrote, inside wrote"
+        assert said.startswith("outside wrote, inside wrote"), said
         assert target.exists()
     assert (work / "inside.txt").exists()
     assert await serve.finish() == 0
+    made = PRIVATE_TMP.findall(said)  # made for the agent by corral: gone with it
+    assert len(made) == (1 if sandboxed and "TMPDIR" not in os.environ else 0), said
+    for tmp in made:
+        assert not exists(tmp)
 
 
 # ---- the argument lists, without running them ---------------------------------------
