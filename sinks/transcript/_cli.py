@@ -5,6 +5,7 @@
     corral transcripts export ID --html [-o FILE]
     corral transcripts search TEXT... [--limit N]
     corral transcripts replay ID            the line protocol again, through the line writer
+    corral transcripts serve [--port N]     the archive in a browser (`_viewer/`)
 
 (`corral import` drives the engine, so it lives above sinks, in `actors/importing`.)
 
@@ -38,6 +39,7 @@ from ._index import TranscriptIndex
 from ._paths import default_transcripts_dir, files_of
 from ._reader import Transcript, read_transcript
 from ._render import render_html, render_list, render_show
+from ._viewer import register_serve
 
 __all__ = ["add_archive_options", "register_cli", "replay_lines", "settings_from_args"]
 
@@ -253,3 +255,5 @@ def register_cli(subparsers: Any) -> None:
     replay = _with_dir(commands.add_parser("replay", help="write a session's line protocol again"))
     replay.add_argument("id", metavar="ID")
     replay.set_defaults(run=_guarded(_replay))
+
+    register_serve(commands, _root)  # `serve`: the archive in a browser (sinks/transcript/_viewer)
