@@ -1,15 +1,44 @@
 """Every `SessionEvent` type the seed schema names (`copilot-session-events.schema.json`).
 
-The normalizer maps some of them; the others become an Info `Diagnostic`
-carrying the raw event. This list tells the two kinds of leftover apart: a
-type named here is known but not mapped (`copilot/unmapped`), anything else
-is an unknown frame (`corral/unknown_frame`, counted in telemetry). A unit
-test keeps the list equal to the schema's `SessionEvent.anyOf`.
+The normalizer maps all but the few in `UNMAPPED`, which have no place in
+the normalized model (each with the reason; README's Copilot paragraph has
+the same table). Those become an Info `Diagnostic` carrying the raw event.
+`SCHEMA_EVENT_TYPES` tells the two kinds of leftover apart: a type named
+here is known but not mapped (`copilot/unmapped`), anything else is an
+unknown frame (`corral/unknown_frame`, counted in telemetry). Unit tests
+keep the list equal to the schema's `SessionEvent.anyOf` and check that
+every type of it is mapped or in `UNMAPPED` (at most 20).
 """
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA_EVENT_TYPES"]
+__all__ = ["SCHEMA_EVENT_TYPES", "UNMAPPED"]
+
+_CANVAS = "an extension's UI canvas; corral has no UI surface to show it in"
+_EXTENSION = "Copilot extensions and their UI; nothing an app of corral's can act on"
+
+UNMAPPED: dict[str, str] = {
+    "session.canvas.opened": _CANVAS,
+    "session.canvas.closed": _CANVAS,
+    "session.canvas.unavailable": _CANVAS,
+    "session.canvas.recorded": _CANVAS,
+    "session.canvas.removed": _CANVAS,
+    "session.canvas.registry_changed": _CANVAS,
+    "session.extensions_loaded": _EXTENSION,
+    "session.extensions.attachments_pushed": _EXTENSION,
+    "session.custom_notification": "an extension's own notification; its payload has no schema",
+    "capabilities.changed": "which UI the client offers Copilot; corral's own, not the agent's",
+    "factory.run_updated": "a pointer to a factory run (id, revision) with no content",
+    "sampling.requested": "MCP sampling that Copilot serves itself; no decision for the app",
+    "sampling.completed": "the end of an MCP sampling Copilot served itself",
+    "external_tool.requested": "a client-provided tool; corral registers none, so never asked",
+    "external_tool.completed": "the end of a client-provided tool call; corral registers none",
+    "session.workspace_file_changed": "a file of Copilot's own session workspace, not the repo's",
+    "session.memory_changed": "a signal without content that Copilot's memory store changed",
+    "session.handoff": "the session moved to or from a remote host; no such notion in corral",
+    "session.binary_asset": "an inline binary (base64) with no event kind to carry it",
+    "system.message": "the system prompt Copilot used; not part of the conversation",
+}
 
 SCHEMA_EVENT_TYPES: frozenset[str] = frozenset(
     {

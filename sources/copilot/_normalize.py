@@ -23,15 +23,29 @@ next `user.message` with that text is its echo (consumed, not a
 `abort`, `session.error`, `session.idle` acknowledges the turn.
 
 One type beyond the seed is mapped: `session.usage_record`, the persisted
-form of `assistant.usage` in Copilot 1.0.102 transcripts.
+form of `assistant.usage` in Copilot 1.0.102 transcripts. An
+`assistant.usage` with `quotaSnapshots` also yields `PlanUsageUpdated`.
 
-Types mapped to no event of their own: `assistant.message_start` (a message
-opens with its first delta), `assistant.turn_end` (the end of one model
-call, not of the turn; it ends messages left open), the echo of our own
-prompt, and a `tool.execution_partial_result` with empty output (a chunk of
-no text; `_tool_events.py`). Every other type outside the mapping becomes an Info `Diagnostic`
-with the event under `copilot/raw_frame`: `copilot/unmapped` for types the
-seed names, `corral/unknown_frame` for the rest. Nothing is dropped.
+The handlers live by subject: tools, sub-agents and requests in
+`_tool_events.py`; work that reads like a tool (hooks, slash commands,
+skills, streamed tool-call arguments) in `_work_events.py`; configuration,
+plan, context, quota and shutdown in `_session_events.py`; events an
+operator reads (MCP servers, retries, limits...) as Diagnostics of their own
+in `_session_notes.py`.
+
+Types mapped to no event of their own (`CONSUMED`): `assistant.message_start`
+(a message opens with its first delta), `assistant.turn_end` (the end of one
+model call, not of the turn; it ends messages left open), `assistant.idle`
+and `model.call_start` (`session.idle` and `assistant.turn_start` say the
+same), `assistant.streaming_delta` (a byte count of text the deltas carry),
+`pending_messages.modified` and `session.tools_updated` (signals with no
+content: corral keeps its own prompt queue, and the tools show as they run);
+also the echo of our own prompt, and a `tool.execution_partial_result` with
+empty output (a chunk of no text; `_tool_events.py`). The types with no place
+in the model at all are listed with the reason in `_known.UNMAPPED` (and
+README): each becomes an Info `Diagnostic` with the event under
+`copilot/raw_frame` and `copilot/unmapped`; a type the seed does not name
+becomes the same with `corral/unknown_frame`. Nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -55,6 +69,7 @@ from ...pipeline.events import (
     DiagnosticLevel,
     Failed,
     MessageEnded,
+    PlanUsageUpdated,
     ReasoningDelta,
     StopReason,
     TextDelta,
@@ -62,9 +77,23 @@ from ...pipeline.events import (
 )
 from ._base import RAW_KEY, Json, Prompt, as_int, as_str, bad_shape
 from ._known import SCHEMA_EVENT_TYPES
+from ._session_events import SessionEvents, quota_usage
+from ._session_notes import NOTES, Note
 from ._tool_events import ToolEvents
+from ._work_events import WorkEvents
 
-__all__ = ["RAW_KEY", "CopilotNormalizer"]
+__all__ = ["CONSUMED", "RAW_KEY", "CopilotNormalizer"]
+
+CONSUMED = frozenset(
+    {
+        "assistant.message_start",
+        "assistant.idle",
+        "model.call_start",
+        "assistant.streaming_delta",
+        "pending_messages.modified",
+        "session.tools_updated",
+    }
+)
 
 _ACKS = frozenset(
     {"user.message", "assistant.turn_start", "abort", "session.error", "session.idle"}
@@ -78,7 +107,7 @@ _TOKEN_FIELDS = {
 }
 
 
-class CopilotNormalizer(ToolEvents):
+class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
     def __init__(self) -> None:
         super().__init__()
         self._echoes: deque[str] = deque()  # texts of prompts we sent, not yet echoed
@@ -86,7 +115,6 @@ class CopilotNormalizer(ToolEvents):
         self._handlers: dict[str, Callable[[Json, Json], list[DriverEvent]]] = {
             "assistant.turn_start": self._turn_start,
             "assistant.turn_end": self._turn_end,
-            "assistant.message_start": lambda event, data: [],
             "assistant.message_delta": self._message_delta,
             "assistant.message": self._message,
             "assistant.reasoning_delta": self._reasoning_delta,
@@ -115,6 +143,10 @@ class CopilotNormalizer(ToolEvents):
             "session.title_changed": self._title_changed,
             "session.start": self._session_start,
             "user.message": self._user_message,
+            **self.work_handlers(),
+            **self.session_handlers(),
+            **{kind: self._note(note) for kind, note in NOTES.items()},
+            **{kind: _nothing for kind in CONSUMED},
         }
 
     @staticmethod
@@ -229,7 +261,11 @@ class CopilotNormalizer(ToolEvents):
         if isinstance(copilot_usage, Mapping) and "totalNanoAiu" in copilot_usage:
             extensions["copilot/nano_aiu"] = copilot_usage["totalNanoAiu"]
         fallback = (as_int(data, "inputTokens") or 0) + (as_int(data, "outputTokens") or 0)
-        return [self._usage(event, fallback, extensions)]
+        out: list[DriverEvent] = [self._usage(event, fallback, extensions)]
+        quota = quota_usage(event, data.get("quotaSnapshots"))
+        if quota is not None:
+            out.append(self._emit(event, PlanUsageUpdated(quota)))
+        return out
 
     def _usage_record(self, event: Json, data: Json) -> list[DriverEvent]:
         """`session.usage_record {usage}`: Copilot 1.0.102 persists each model call's
@@ -294,6 +330,14 @@ class CopilotNormalizer(ToolEvents):
             self._prompt.cancelled = True
         return [self.finish_turn()]
 
+    def _note(self, note: Note) -> Callable[[Json, Json], list[DriverEvent]]:
+        def handle(event: Json, data: Json) -> list[DriverEvent]:
+            level, message = note(data)
+            extensions = {"copilot/type": as_str(event, "type"), "copilot/note": dict(data)}
+            return [self._emit(event, Diagnostic(level=level, message=message), extensions)]
+
+        return handle
+
     def _title_changed(self, event: Json, data: Json) -> list[DriverEvent]:
         return [InfoChanged(title=as_str(data, "title"))]
 
@@ -310,6 +354,10 @@ class CopilotNormalizer(ToolEvents):
             self._emit(event, UserMessage(message_id=message_id, text=content)),
             self._emit(event, MessageEnded(message_id)),
         ]
+
+
+def _nothing(event: Json, data: Json) -> list[DriverEvent]:
+    return []
 
 
 def _leftover(kind: str, event: Json) -> Emitted:

@@ -245,9 +245,9 @@ def test_an_unknown_type_is_an_info_diagnostic_with_the_raw_event() -> None:
 
 
 def test_a_known_type_left_unmapped_is_marked_unmapped_not_unknown() -> None:
-    [out] = feed(CopilotNormalizer(), event("pending_messages.modified"))
+    [out] = feed(CopilotNormalizer(), event("session.canvas.closed"))
     assert isinstance(out, Emitted)
-    assert out.extensions["copilot/unmapped"] == "pending_messages.modified"
+    assert out.extensions["copilot/unmapped"] == "session.canvas.closed"
     assert "corral/unknown_frame" not in out.extensions
 
 
