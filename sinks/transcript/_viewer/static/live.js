@@ -1,7 +1,8 @@
 // corral transcripts serve: the session page's one script (no build step, no CDN).
 // - Deep links: #turn-<id> and #seq-<n> are anchors the renderer writes; an event
 //   folded into a block (a text delta mid-message) has none, so #seq-<n> falls back
-//   to the block holding it: the last anchor whose sequence is not above n.
+//   to the block holding it: the last anchor whose sequence is not above n. The
+//   element a link points at is outlined.
 // - Live sessions: the page listens to /session/<id>/events (server-sent events);
 //   on each new event it fetches the page again and swaps the transcript in.
 "use strict";
@@ -19,9 +20,16 @@ function anchorFor(hash) {
 }
 
 function followHash() {
-  if (!location.hash || document.getElementById(location.hash.slice(1))) return;
-  const target = anchorFor(location.hash);
-  if (target) target.scrollIntoView();
+  for (const old of document.querySelectorAll(".corral-target")) {
+    old.classList.remove("corral-target");
+    old.style.outline = "";
+  }
+  if (!location.hash) return;
+  const target = document.getElementById(location.hash.slice(1)) || anchorFor(location.hash);
+  if (!target) return;
+  target.classList.add("corral-target"); // what the link points at, outlined
+  target.style.outline = "2px solid #f5a623";
+  target.scrollIntoView();
 }
 
 async function refresh() {
