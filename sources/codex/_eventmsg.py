@@ -23,9 +23,12 @@ Tools and requests: see `_eventmsg_tools`. Bookkeeping: token_count →
 ContextUsage (+ PlanUsageUpdated from its rate limits), plan_update →
 PlanUpdated, context_compacted → ContextCompacted, session_configured /
 thread_name_updated → InfoChanged, error / warning / stream_error /
-deprecation_notice / background_event / review and undo events →
-Diagnostic. Responses to client queries and similar carry nothing for
-corral (`IGNORED`); any other type is an unknown frame.
+deprecation_notice / background_event / review and undo events / MCP
+startup / skill updates → Diagnostic. turn_diff is the turn's diff: the
+latest one rides on the turn's end (`TurnFinished` extension
+`codex/turn_diff`, a unified diff). Responses to client queries and the
+other types that carry nothing for corral are listed with the reason in
+`IGNORED`; any other type is an unknown frame.
 """
 
 from __future__ import annotations
@@ -58,33 +61,34 @@ from ._eventmsg_notes import (
     Accounting,
     deprecation,
     mcp_startup,
+    mcp_startup_update,
     note,
     plan,
     rolled_back,
+    skill_downloaded,
+    skills_update,
     thread_name,
 )
 from ._eventmsg_requests import elicitation, exec_approval, patch_approval, user_input
 from ._eventmsg_tools import ToolBook
 
-__all__ = ["IGNORED_EVENTS", "EventMsgNormalizer", "user_text"]
+__all__ = ["IGNORED", "IGNORED_EVENTS", "EventMsgNormalizer", "user_text"]
 
-IGNORED_EVENTS = frozenset(
-    {
-        "get_history_entry_response",
-        "mcp_list_tools_response",
-        "list_custom_prompts_response",
-        "list_skills_response",
-        "list_remote_skills_response",
-        "remote_skill_downloaded",
-        "skills_update_available",
-        "shutdown_complete",
-        "raw_response_item",
-        "turn_diff",
-        "terminal_interaction",
-        "thread_settings_applied",
-        "mcp_startup_update",
-    }
-)
+_RESPONSE = "the answer to a query corral never sends (Codex's own TUI asks it)"
+
+# The EventMsg types deliberately mapped to nothing, each with the reason.
+IGNORED: dict[str, str] = {
+    "get_history_entry_response": _RESPONSE,
+    "mcp_list_tools_response": _RESPONSE,
+    "list_custom_prompts_response": _RESPONSE,
+    "list_skills_response": _RESPONSE,
+    "list_remote_skills_response": _RESPONSE,
+    "raw_response_item": "the model's raw output item; the item and legacy events carry it",
+    "terminal_interaction": "stdin Codex typed into a running command; its output shows the effect",
+    "shutdown_complete": "the end of the process, which ends the session (AgentExited) itself",
+    "thread_settings_applied": "newer than the seed: the echo of settings corral itself sent",
+}
+IGNORED_EVENTS = frozenset(IGNORED)
 
 
 def user_text(content: Fields) -> str:
@@ -132,6 +136,7 @@ class EventMsgNormalizer:
         self._reasoning = _Stream("reasoning")
         self._raw_reasoning = _Stream("reasoning-raw")
         self._users = _Stream("user")
+        self._diff: str | None = None  # the turn's latest turn_diff
         self._streamed_items: set[str] = set()
         tools = self._tools
         self._handlers: dict[str, Callable[[Fields], list[DriverEvent]]] = {
@@ -185,6 +190,10 @@ class EventMsgNormalizer:
             "entered_review_mode": lambda p: [diagnostic(DiagnosticLevel.INFO, "review started")],
             "exited_review_mode": lambda p: [diagnostic(DiagnosticLevel.INFO, "review ended")],
             "mcp_startup_complete": mcp_startup,
+            "mcp_startup_update": mcp_startup_update,
+            "remote_skill_downloaded": skill_downloaded,
+            "skills_update_available": skills_update,
+            "turn_diff": self._turn_diff,
         }
 
     @property
@@ -236,28 +245,33 @@ class EventMsgNormalizer:
             self._accounts.window = window
         return [TurnBegan()]
 
-    def _turn_end(self) -> None:
+    def _turn_diff(self, payload: Fields) -> list[DriverEvent]:
+        self._diff = payload.string("unified_diff")
+        return []  # rides on the turn's end
+
+    def _turn_end(self) -> dict[str, object]:
+        """Close the turn; the extensions its `TurnFinished` carries."""
+        diff, self._diff = self._diff, None
         self.in_turn = False
         self._accounts.usage.turn_ended()
         self._streamed_items.clear()
+        return {} if diff is None else {"codex/turn_diff": diff}
 
     def _task_complete(self, payload: Fields) -> list[DriverEvent]:
         # The seed's task_complete has no `error`, but real rollouts (0.171) end a
         # failed turn with one and send no separate `error` event.
         error = payload.opt_obj("error")
         if error is None:
-            self._turn_end()
-            return [TurnFinished(stop=Completed())]
+            return [TurnFinished(stop=Completed(), extensions=self._turn_end())]
         ended = self._tools.end_all(ToolStatus.FAILED)
-        self._turn_end()
+        extensions = self._turn_end()
         message = error.opt_string("message") or "the turn failed"
-        return [*ended, TurnFinished(stop=Failed(message))]
+        return [*ended, TurnFinished(stop=Failed(message), extensions=extensions)]
 
     def _turn_aborted(self, payload: Fields) -> list[DriverEvent]:
         ended = self._tools.end_all(ToolStatus.CANCELLED)
-        self._turn_end()
-        reason = payload.opt_string("reason")
-        return [*ended, TurnFinished(stop=Cancelled(), extensions={"codex/abort_reason": reason})]
+        extensions = {**self._turn_end(), "codex/abort_reason": payload.opt_string("reason")}
+        return [*ended, TurnFinished(stop=Cancelled(), extensions=extensions)]
 
     # ---- legacy messages ---------------------------------------------------------
 

@@ -28,9 +28,12 @@ __all__ = [
     "Accounting",
     "deprecation",
     "mcp_startup",
+    "mcp_startup_update",
     "note",
     "plan",
     "rolled_back",
+    "skill_downloaded",
+    "skills_update",
     "thread_name",
 ]
 
@@ -149,3 +152,22 @@ def mcp_startup(payload: Fields) -> list[DriverEvent]:
     if not failed:
         return []
     return [diagnostic(DiagnosticLevel.WARNING, "MCP servers failed: " + "; ".join(failed))]
+
+
+def mcp_startup_update(payload: Fields) -> list[DriverEvent]:
+    """One MCP server's startup state: a Warning when it failed, Info otherwise."""
+    server, status = payload.string("server"), payload.obj("status")
+    state = status.string("state")
+    if state == "failed":
+        error = status.opt_string("error") or "no reason given"
+        return [diagnostic(DiagnosticLevel.WARNING, f"MCP server {server} failed: {error}")]
+    return [diagnostic(DiagnosticLevel.INFO, f"MCP server {server}: {state}")]
+
+
+def skill_downloaded(payload: Fields) -> list[DriverEvent]:
+    name, path = payload.string("name"), payload.string("path")
+    return [diagnostic(DiagnosticLevel.INFO, f"skill {name} downloaded to {path}")]
+
+
+def skills_update(payload: Fields) -> list[DriverEvent]:
+    return [diagnostic(DiagnosticLevel.INFO, "skill updates are available")]
