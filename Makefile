@@ -30,10 +30,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 # mypy reads the folders as the installed `corral` package through a link
-# tree, because setuptools maps them (`corral.pipeline` = `pipeline/`).
+# tree, because setuptools maps them (`corral.pipeline` = `pipeline/`, and
+# `corral` itself, the front door, = `actors/front-door/`).
 typecheck: $(STAMP)
 	rm -rf build/typecheck && mkdir -p build/typecheck/corral
 	for d in pipeline actors sources sinks; do ln -s ../../../$$d build/typecheck/corral/$$d; done
+	for f in __init__.py py.typed; do ln -s ../../../actors/front-door/$$f build/typecheck/corral/$$f; done
 	cd build/typecheck && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p corral
 
 check: lint typecheck test

@@ -5,7 +5,11 @@ caller, bench or test reaches it; what they observe, channels, the count
 of events, the agent's pid, the handle says); once the session has ended
 the commands raise `SessionClosed`. `events()` yields the session's events in
 sequence order and ends after the last one; `failure` then tells whether
-the session ended in error (the agent died, the wire failed).
+the session ended in error (the agent died, the wire failed). `turn(text)`
+prompts and yields that prompt's turn: the events read from the prompt on,
+up to and including the turn's `TurnEnded`; the stream stays open for the
+next turn. `async with session:` closes the session on the way out, however
+the block ends, and waits until it has ended.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
-from ..pipeline.channels import Channel
+from ..pipeline.channels import Channel, EndOfChannel
 from ..pipeline.commands import RollbackScope
 from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.events import (
@@ -23,9 +28,14 @@ from ..pipeline.events import (
     ConfigValue,
     Delivery,
     Event,
+    PromptOrigin,
     SessionInfo,
     SessionStatus,
+    Started,
+    Steered,
     SystemTime,
+    TurnEnded,
+    TurnStarted,
 )
 from ..pipeline.stages import Sink
 from ..sinks.stream import StreamSink
@@ -152,7 +162,59 @@ class Session:
 
     # ---- the stream -------------------------------------------------------------
 
+    @property
+    def has_stream(self) -> bool:
+        """Whether `events()` reads this session (its app sink is no other one)."""
+        return self._stream is not None
+
     def events(self) -> AsyncIterator[Event]:
         if self._stream is None:
             raise RuntimeError("this session's events go to another sink (the line protocol)")
         return aiter(self._stream)
+
+    async def turn(self, text: str, attachments: tuple[str, ...] = ()) -> AsyncIterator[Event]:
+        """Prompt, then yield the events up to and including this prompt's `TurnEnded`.
+
+        A prompt queued behind a running turn yields that turn's events too,
+        then its own. The session ending first raises why (`failure`), or
+        `SessionClosed`.
+        """
+        if self._stream is None:
+            raise RuntimeError("this session's events go to another sink (the line protocol)")
+        events = self._stream.events
+        delivery = await self.prompt(text, attachments)
+        match delivery.kind:
+            case Started(turn_id=turn_id) | Steered(turn_id=turn_id):
+                ours: str | None = turn_id
+            case _:
+                ours = None  # queued: its `TurnStarted` names the prompt
+        while True:
+            try:
+                event = await events.receive()
+            except EndOfChannel:
+                break
+            yield event
+            match event.kind:
+                case TurnStarted(origin=PromptOrigin(prompt_id=prompt_id)) if (
+                    prompt_id == delivery.prompt_id and event.turn_info is not None
+                ):
+                    ours = event.turn_info.id
+                case TurnEnded() if event.turn_info is not None and event.turn_info.id == ours:
+                    return
+        raise self.failure or CorralError(
+            ErrorKind.SESSION_CLOSED, f"session {self.id} ended before the turn did"
+        )
+
+    # ---- as a context manager ----------------------------------------------------------
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        await self.close()
+        await self.wait_closed()

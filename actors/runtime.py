@@ -26,18 +26,19 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 import attrs
+from aiostream.core import Streamer
 
 from ..pipeline.channels import Channel
 from ..pipeline.commands import AgentRef, PermissionMode, SessionOptions
 from ..pipeline.driver import Driver, LaunchSpec
 from ..pipeline.errors import CorralError, ErrorKind
-from ..pipeline.events import AgentDetails, DiscoveryReport, PlanUsage
+from ..pipeline.events import AgentDetails, DiscoveryReport, Event, PlanUsage
 from ..pipeline.fidelity import refuse_unhonoured
 from ..pipeline.policy import Policy
 from ..pipeline.rules import RulePolicy, SandboxMode, guarded_modes, load_policy
@@ -55,7 +56,9 @@ from ._generate import generate_text
 from ._usage_cache import PlanUsageCache
 from .engine import Engine, EngineSettings
 from .handle import Session
+from .options import OpenOptions, session_options
 from .session import ActorSettings, SessionActor
+from .streams import Joined, merged
 
 __all__ = ["Runtime", "RuntimeSettings", "SinkFactory"]
 
@@ -105,6 +108,8 @@ class Runtime:
             self._sink_factories += (metrics.sink,)
             self.telemetry.add(metrics.observer)
             metrics.set_channels(self.channels)
+            # Every labelled series at zero from the start: dashboards show 0, not "No data".
+            metrics.zero(e.id for e in self.agents.catalog.entries() if not e.wire_only)
         self.archive, self._owns_archive = _archive(transcripts, metrics)
         if self.archive is not None:
             self._sink_factories += (self.archive.sink_factory,)
@@ -119,6 +124,7 @@ class Runtime:
         # Handshakes in flight: the session's task, and what its opener awaits.
         self._opening: dict[str, tuple[asyncio.Task[None], asyncio.Future[SessionActor]]] = {}
         self._hidden: set[str] = set()  # throwaway sessions of `generate`
+        self._joined = Joined(self._streams_now)  # what `events()` merges
         self._count = 0
         self._plan_usage = PlanUsageCache()
         self._stack = AsyncExitStack()
@@ -138,8 +144,9 @@ class Runtime:
         try:
             await self.close_all()
         finally:
+            self._joined.close()
             try:
-                await self._stack.__aexit__(kind, error, trace)
+                await _unwrapped(self._stack.__aexit__(kind, error, trace), error)
             finally:
                 if self.archive is not None and self._owns_archive:
                     await asyncio.to_thread(self.archive.close)  # pending writes land
@@ -184,6 +191,9 @@ class Runtime:
     def sessions(self) -> list[Session]:
         return list(self._sessions.values())
 
+    def _streams_now(self) -> list[AsyncIterator[Event]]:
+        return [s.events() for s in self._sessions.values() if s.has_stream]
+
     def channels(self) -> list[Channel[Any]]:
         """Every channel of every live session (read by the metrics at scrape time)."""
         return [channel for session in self._sessions.values() for channel in session.channels()]
@@ -195,23 +205,39 @@ class Runtime:
         *,
         app_sink: Sink | None = None,
         extra_sinks: Sequence[Sink] = (),
-        **options: object,
+        **options: Unpack[OpenOptions],
     ) -> Session:
-        """Start a session; `agent` is an id, an ad-hoc ref, or full SessionOptions."""
-        spec = _session_options(agent, dir, options)
+        """Start a session; `agent` is an id, an ad-hoc ref, or full SessionOptions.
+
+        The session is an async context manager too: `async with await
+        rt.open(...) as session:` closes it on the way out.
+        """
+        spec = session_options(agent, dir, options)
         session, _ = await self._start(spec, app_sink=app_sink, extra_sinks=extra_sinks)
         return session
 
     async def generate(
-        self, agent: AgentRef | SessionOptions, prompt: str, dir: str = ".", **options: object
+        self,
+        agent: AgentRef | SessionOptions,
+        prompt: str,
+        dir: str = ".",
+        **options: Unpack[OpenOptions],
     ) -> str:
         """One prompt, one answer: the text of a throwaway session's turn.
 
         The session runs with no tools where the wire allows, declines every
         permission itself, and never reaches the app (see `actors/_generate.py`).
         """
-        spec = _session_options(agent, dir, options)
+        spec = session_options(agent, dir, options)
         return await generate_text(self, spec, prompt)
+
+    def events(self) -> Streamer[Event]:
+        """Every session's events as they come, sessions opened later included.
+
+        `async with rt.events() as events: async for event in events: ...`
+        (see `actors/streams.py`); it ends once the Runtime has closed.
+        """
+        return merged(self._joined).stream()
 
     async def _start(
         self,
@@ -296,6 +322,8 @@ class Runtime:
         finally:
             self._opening.pop(session_id, None)
         self._sessions[session_id] = session
+        if session.has_stream:  # a merge running (`events()`) joins its events
+            await self._joined.add(session.events())
         return session, entry
 
     async def _session_policy(self, spec: SessionOptions) -> Policy:
@@ -406,12 +434,22 @@ def _archive(
     return Archive(settings, metrics=metrics), True
 
 
-def _session_options(
-    agent: AgentRef | SessionOptions, dir: str, options: Mapping[str, object]
-) -> SessionOptions:
-    if isinstance(agent, SessionOptions):
-        return agent
-    return SessionOptions(agent=agent, dir=dir, **options)  # type: ignore[arg-type]
+async def _unwrapped(exiting: Awaitable[bool | None], error: BaseException | None) -> None:
+    """The task group's exit, with the caller's own exception left as it was.
+
+    The body of `async with Runtime()` runs inside the Runtime's task group,
+    which would wrap what the body raised in an `ExceptionGroup`; the caller
+    gets back exactly what it raised (a `CorralError`, its own exception),
+    and a group of one (a failure of the Runtime's own) as that one error.
+    """
+    try:
+        await exiting
+    except BaseExceptionGroup as group:
+        if error is not None and group.exceptions == (error,):
+            return  # `__aexit__` returns: the body's exception propagates unchanged
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
 
 
 def _abandoned() -> CorralError:

@@ -44,9 +44,14 @@ class Edge:
         return f"{self.path}:{self.line} imports {self.target}"
 
 
+# The front door, `corral` itself (`import corral`), is this folder (setup.py).
+FRONT = Path("actors/front-door")
+
+
 def _package_of(path: Path, root: Path = ROOT) -> list[str]:
     """The installed package a module runs in: actors/replay/_x.py -> corral.actors.replay."""
-    return [NAMESPACE, *path.relative_to(root).parent.parts]
+    folder = path.relative_to(root).parent
+    return [NAMESPACE] if folder == FRONT else [NAMESPACE, *folder.parts]
 
 
 def _resolve(node: ast.ImportFrom, package: list[str]) -> list[str]:
@@ -111,11 +116,47 @@ def test_no_top_level_folder_imports_one_it_must_not() -> None:
     assert not bad, "imports against the graph (see ARCHITECTURE.md):\n" + "\n".join(map(str, bad))
 
 
+def front_door_edges(root: Path = ROOT) -> list[Edge]:
+    """Imports of `corral` itself: it gathers the package, so nothing in it may import it."""
+    found: list[Edge] = []
+    for folder in ALLOWED:
+        for path in sorted((root / folder).rglob("*.py")):
+            found += [edge for edge in imports_of(path, root) if edge.target == NAMESPACE]
+    return _one_per_line(found)
+
+
+def test_the_front_door_sits_on_top_nothing_imports_it() -> None:
+    bad = front_door_edges()
+    assert not bad, "`corral` itself imported inside the package:\n" + "\n".join(map(str, bad))
+
+
+def test_an_import_of_the_front_door_is_caught(tmp_path: Path) -> None:
+    for folder in ALLOWED:
+        (tmp_path / folder).mkdir()
+    (tmp_path / "sinks" / "bad.py").write_text("import attrs\nfrom corral import Runtime\n")
+    (tmp_path / "actors" / "fine.py").write_text(
+        "from corral.sinks import lines\nfrom .. import pipeline\n"
+    )
+    assert [(e.path, e.line) for e in front_door_edges(tmp_path)] == [("sinks/bad.py", 2)]
+
+
+def test_the_front_door_is_the_corral_package() -> None:
+    assert (ROOT / FRONT / "__init__.py").is_file()
+    assert _package_of(ROOT / FRONT / "__init__.py") == [NAMESPACE]
+
+
 # Outside its own folder, a provider (sources/<name>/) is named only here: the
 # registry lists them, the bench measures each wire's translator, and the mock
-# is what `--mock SCRIPT`, the demo and `Runtime(mock=...)` offer.
+# is what `--mock SCRIPT`, the demo, `Runtime(mock=...)` and the front door
+# (`corral.load_script`, for `Runtime(mock=...)`) offer.
 NAMES_PROVIDERS = frozenset(
-    {"sources/registry.py", "actors/cli.py", "actors/demo.py", "actors/runtime.py"}
+    {
+        "sources/registry.py",
+        "actors/cli.py",
+        "actors/demo.py",
+        "actors/runtime.py",
+        f"{FRONT.as_posix()}/__init__.py",
+    }
 )
 
 
