@@ -12,6 +12,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from corral.actors.cli import main
 from corral.pipeline.events import (
@@ -36,6 +37,7 @@ from yarl import URL
 
 from .helpers import T0, at, closed, event, opened, turn, writer
 
+Client = TestClient[web.Request, web.Application]
 XSS = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
@@ -51,8 +53,8 @@ def _finished(root: Path, name: str, day: int, text: str, *, cost: float = 0.0) 
     return path
 
 
-def _client(root: Path, **settings: object) -> TestClient[object, object]:
-    app = make_app(ViewerSettings(root=root, poll=0.02, **settings))  # type: ignore[arg-type]
+def _client(root: Path) -> Client:
+    app = make_app(ViewerSettings(root=root, poll=0.02))
     return TestClient(TestServer(app, host="127.0.0.1"))
 
 
@@ -67,7 +69,7 @@ async def archive(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def client(archive: Path) -> AsyncIterator[TestClient[object, object]]:
+async def client(archive: Path) -> AsyncIterator[Client]:
     async with _client(archive) as running:
         yield running
 
@@ -81,7 +83,7 @@ def _text(page: str) -> str:
 
 
 async def test_the_list_shows_every_session_newest_first_with_its_columns(
-    client: TestClient[object, object],
+    client: Client,
 ) -> None:
     reply = await client.get("/")
     page = await reply.text()
@@ -94,7 +96,7 @@ async def test_the_list_shows_every_session_newest_first_with_its_columns(
     assert "interrupted" in crashed
 
 
-async def test_the_list_filters_by_status_and_agent(client: TestClient[object, object]) -> None:
+async def test_the_list_filters_by_status_and_agent(client: Client) -> None:
     assert _ids(await (await client.get("/?status=interrupted")).text()) == ["crashed"]
     assert _ids(await (await client.get("/?status=completed")).text()) == ["newer", "older"]
     assert _ids(await (await client.get("/?agent=mock")).text()) == ["crashed", "newer", "older"]
@@ -102,7 +104,7 @@ async def test_the_list_filters_by_status_and_agent(client: TestClient[object, o
 
 
 async def test_search_goes_through_the_index_and_links_to_the_event(
-    client: TestClient[object, object],
+    client: Client,
 ) -> None:
     page = await (await client.get("/", params={"q": "walrus"})).text()
     assert _ids(page) == ["newer"]
@@ -110,7 +112,7 @@ async def test_search_goes_through_the_index_and_links_to_the_event(
 
 
 async def test_the_session_page_is_the_export_renderer_s_page_with_deep_links(
-    client: TestClient[object, object], archive: Path
+    client: Client, archive: Path
 ) -> None:
     reply = await client.get("/session/older")
     page = await reply.text()
@@ -148,7 +150,7 @@ async def test_agent_written_markup_renders_as_text_everywhere(tmp_path: Path) -
 
 
 async def test_no_route_writes_and_an_unfinished_transcript_is_left_as_it_is(
-    client: TestClient[object, object], archive: Path
+    client: Client, archive: Path
 ) -> None:
     def digests() -> dict[str, str]:
         return {
@@ -176,7 +178,7 @@ async def test_no_route_writes_and_an_unfinished_transcript_is_left_as_it_is(
     ],
 )
 async def test_a_session_id_that_is_not_exactly_one_transcript_is_not_found(
-    client: TestClient[object, object], path: str
+    client: Client, path: str
 ) -> None:
     reply = await client.get(URL(path, encoded=True))  # as written: no client-side `..` folding
     assert reply.status == 404
@@ -184,7 +186,7 @@ async def test_a_session_id_that_is_not_exactly_one_transcript_is_not_found(
 
 
 async def test_a_request_naming_another_host_is_refused(
-    client: TestClient[object, object],
+    client: Client,
 ) -> None:
     reply = await client.get("/", headers={"Host": "attacker.example:8765"})
     assert reply.status == 421
@@ -253,3 +255,15 @@ def test_serve_without_the_viewer_extra_says_how_to_install_it(
     assert status == 1
     assert err == "corral: `transcripts serve` needs the viewer extra: pip install " \
         "'corral[viewer]' (aiohttp and Jinja2)\n"  # fmt: skip
+
+
+def test_only_loopback_is_served_without_allow_remote_and_remote_is_warned_about() -> None:
+    from corral.sinks.transcript._viewer._server import RemoteRefused, check_host
+
+    for host in ("127.0.0.1", "localhost", "::1", "127.0.0.2"):
+        assert check_host(host, allow_remote=False) is None
+    for host in ("0.0.0.0", "192.168.1.5", "::", "example.com"):
+        with pytest.raises(RemoteRefused):
+            check_host(host, allow_remote=False)
+        warning = check_host(host, allow_remote=True)
+        assert warning is not None and "anyone who can reach this address" in warning
