@@ -42,6 +42,7 @@ from ._labels import LabelCap
 from ._lines import LineCounter
 from ._observer import ProcessObserver
 from ._session import MetricsSink, SessionMetrics
+from ._zeros import zero
 
 __all__ = ["DEFAULT_PORT", "Metrics", "MetricsBoundError"]
 
@@ -73,6 +74,7 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.families = Families()
         overflow = self.families.label_overflow
+        self._agent_limit = agent_limit
         self._agents = LabelCap(agent_limit, on_overflow=lambda: overflow.inc(("agent",)))
         self._models = LabelCap(model_limit, on_overflow=lambda: overflow.inc(("model",)))
         queues = LabelCap(queue_limit, on_overflow=lambda: overflow.inc(("queue",)))
@@ -99,6 +101,16 @@ class Metrics:
             on_finish=lambda: self.observer.unbind(session_id),
         )
         return MetricsSink(session)
+
+    def zero(self, agents: Iterable[str]) -> None:
+        """Create every labelled series for these agents at zero: a fresh install
+        shows 0 on its dashboards, not "No data" (see `_zeros`).
+
+        At most the agent cap's worth: agents past it are not counted as an
+        overflow here (none of them has run); they meet the cap when they do.
+        """
+        known = list(dict.fromkeys(agents))[: self._agent_limit]
+        zero(self.families, [self._agents(agent) for agent in known])
 
     def set_channels(self, source: ChannelSource) -> None:
         """Bind to one Runtime: its live channels (called at each scrape, on the event loop).

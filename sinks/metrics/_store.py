@@ -146,10 +146,15 @@ class Histogram(Family):
     def sample_names(self) -> tuple[str, ...]:
         return (f"{self.name}_bucket", f"{self.name}_sum", f"{self.name}_count")
 
-    def observe(self, labels: Labels, value: float, exemplar: dict[str, str] | None = None) -> None:
+    def touch(self, labels: Labels) -> _Cell:
+        """The series of these labels, created empty (count 0) when new."""
         cell = self.cells.get(labels)
         if cell is None:
             cell = self.cells[labels] = _Cell(len(self.bounds) + 1)
+        return cell
+
+    def observe(self, labels: Labels, value: float, exemplar: dict[str, str] | None = None) -> None:
+        cell = self.touch(labels)
         index = bisect.bisect_left(self.bounds, value)  # `le` buckets: value <= bound
         cell.counts[index] += 1
         cell.total += value

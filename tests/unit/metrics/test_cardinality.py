@@ -30,13 +30,13 @@ CLOSED = {
     "outcome": 5,
     "stop": 4,
     "origin": 2,
-    "status": 5,
-    "kind": 17,
+    "status": 7,  # 3 session statuses; 4 tool call ends (the zero series have them all)
+    "kind": 46,  # error kinds, event kinds, tool kinds, decode error kinds
     "request_kind": 2,
     "tool_kind": 12,
     "decision": 7,
     "decided_by": 18,  # 6 deciders, 3 modes, 5 guards; rule, mode:other, guard:other, other
-    "type": 6,
+    "type": 11,  # 5 token types; 6 line types
     "level": 3,
     "exit": 4,
     "direction": 3,
