@@ -58,9 +58,9 @@ def _pipeline_backpressure(b: Board) -> None:
     b.row("Backpressure")
     b.series(
         "Time blocked",
-        "Seconds producers spent blocked on full channels, per second "
-        "(above 1 means several producers blocked at once).",
-        "s",
+        "Share of the time producers spent blocked on full channels (seconds blocked per "
+        "second; above 100% means several producers blocked at once).",
+        "percentunit",
         target(rate("corral_channel_blocked_seconds_total", S, by="queue"), "{{queue}}"),
     )
     b.series(

@@ -138,11 +138,15 @@ def _overview_tokens_and_cost(b: Board) -> None:
         "{{model}}",
     )
     b.series(
-        "Context",
-        "Context compactions per second, and the 95th percentile of context "
-        "window occupancy at usage reports.",
-        "short",
+        "Context compactions",
+        "Context compactions per second.",
+        "ops",
         target(rate("corral_context_compactions_total"), "compactions/s"),
+    )
+    b.series(
+        "Context occupancy",
+        "The 95th percentile of context window occupancy (used / window) at usage reports.",
+        "percentunit",
         target(quantile(0.95, "corral_context_usage_ratio"), "p95 occupancy"),
     )
 
@@ -182,11 +186,11 @@ def _tools_tool_calls(b: Board) -> None:
     )
     b.stat(
         "Auto-decided share",
-        "Share of requests corral decided itself (a mode, a rule "
-        "or a guard) over the dashboard's time range.",
+        "Share of requests corral decided itself (a mode, a rule, a guard, the "
+        "policy of a generate session or a limit) over the dashboard's time range.",
         "percentunit",
-        f'sum(increase(corral_decisions_total{{{SA}, decided_by=~"mode:.*|rule|guard:.*"}}'
-        "[$__range]))"
+        "sum(increase(corral_decisions_total"
+        f'{{{SA}, decided_by=~"mode:.*|rule|guard:.*|generate|limit"}}[$__range]))'
         f" / sum(increase(corral_decisions_total{{{SA}}}[$__range]))",
     )
     b.series(
@@ -247,7 +251,8 @@ def _tools_permissions_and_questions(b: Board) -> None:
     b.series(
         "Who decided",
         "Requests decided per second, by who decided (app, rule, "
-        "mode:<mode>, guard:<guard>, timeout, cancel, turn_end, shutdown, agent).",
+        "mode:<mode>, guard:<guard>, timeout, cancel, turn_end, shutdown, agent, generate: "
+        "the policy of a generate session, limit: too many requests open at once).",
         "ops",
         target(rate("corral_decisions_total", by="decided_by"), "{{decided_by}}"),
         stack=True,
