@@ -21,6 +21,15 @@ and `turn/completed.tokenUsage` → `ContextUsage` with `corral/tokens`;
 Cancelled, failed → Failed, anything else → Completed), carrying
 `appserver/status`, `appserver/checkpoint` and `appserver/interruption`.
 
+Threads: `thread/started` → `InfoChanged(resume_token)`;
+`thread/status/changed` and `thread/archived` update the session: they are
+applied options (`ConfigApplied` of `thread_status` and `archived`), which
+the engine publishes as `SessionUpdated` (a driver sets no session status
+itself). `thread/closed` ends the session: the turn in progress, if any,
+ends Failed, then `WireFailed(SessionClosed)`, after which the engine
+reports the error and closes. The app-server wire has no "plain" close a
+driver could report; a thread closed between turns is the same error.
+
 Items mapped to no event: `approval` items (the approval notifications say
 it all) and the `userMessage` echoing corral's own prompt. Everything else
 unmapped becomes an Info `Diagnostic` with the raw notification under
@@ -39,6 +48,7 @@ from typing import Any
 import attrs
 
 from ...pipeline.driver import (
+    ConfigApplied,
     DriverEvent,
     Emitted,
     InfoChanged,
@@ -46,7 +56,9 @@ from ...pipeline.driver import (
     RequestWithdrawn,
     TurnBegan,
     TurnFinished,
+    WireFailed,
 )
+from ...pipeline.errors import ErrorKind
 from ...pipeline.events import (
     Cancelled,
     Completed,
@@ -69,7 +81,7 @@ from ...pipeline.events import (
 )
 from ._tools import tool_snapshot, usage_tokens
 
-__all__ = ["NOTIFICATIONS", "RAW_KEY", "AppServerNormalizer"]
+__all__ = ["IGNORED", "NOTIFICATIONS", "RAW_KEY", "AppServerNormalizer"]
 
 RAW_KEY = "appserver/raw_frame"
 NOTIFICATIONS = frozenset(
@@ -89,6 +101,8 @@ NOTIFICATIONS = frozenset(
         "turn/completed",
     }
 )
+# Notifications of the schema deliberately mapped to nothing, with the reason: none.
+IGNORED: dict[str, str] = {}
 _ACKS = frozenset({"turn/started", "turn/completed", "approval/requested"})
 _OPTIONS = (PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE)
 _ITEM_STATUS = {
@@ -130,10 +144,14 @@ class AppServerNormalizer:
         self._streamed: set[str] = set()
         self._echoes: deque[str] = deque()
         self._awaiting_ack = False
+        self._in_turn = False  # a turn began and has not completed
         self.approvals: dict[str, AskedApproval] = {}
         self._handlers: dict[str, Callable[[Json], list[DriverEvent]]] = {
             "thread/started": self._thread_started,
-            "turn/started": lambda params: [TurnBegan()],
+            "thread/status/changed": self._thread_status,
+            "thread/archived": self._thread_archived,
+            "thread/closed": self._thread_closed,
+            "turn/started": self._turn_started,
             "item/started": self._item_started,
             "item/agentMessage/delta": self._message_delta,
             "item/toolCall/delta": self._tool_delta,
@@ -143,6 +161,10 @@ class AppServerNormalizer:
             "error/warning": self._warning,
             "turn/completed": self._turn_completed,
         }
+
+    @staticmethod
+    def mapped_methods() -> frozenset[str]:
+        return frozenset(AppServerNormalizer()._handlers)
 
     def expect_turn(self, text: str) -> None:
         self._echoes.append(text)
@@ -166,6 +188,7 @@ class AppServerNormalizer:
         out: list[DriverEvent] = []
         if self._awaiting_ack and (method in _ACKS or method.startswith("item/")):
             self._awaiting_ack = False
+            self._in_turn = True
             out.append(TurnBegan())
         out.extend(handler(params))
         return out
@@ -175,7 +198,28 @@ class AppServerNormalizer:
     def _thread_started(self, params: Json) -> list[DriverEvent]:
         return [InfoChanged(resume_token=_str(params, "threadId") or None)]
 
+    def _thread_status(self, params: Json) -> list[DriverEvent]:
+        return [ConfigApplied(option="thread_status", value=_str(params, "status"))]
+
+    def _thread_archived(self, params: Json) -> list[DriverEvent]:
+        return [ConfigApplied(option="archived", value=params.get("archived") is True)]
+
+    def _thread_closed(self, params: Json) -> list[DriverEvent]:
+        out: list[DriverEvent] = []
+        if self._in_turn:
+            self._in_turn = False
+            self._streamed.clear()
+            stop = Failed("the app-server closed the thread")
+            out.append(TurnFinished(stop=stop, extensions={"appserver/status": "closed"}))
+        message = f"the app-server closed thread {_str(params, 'threadId')}"
+        return [*out, WireFailed(kind=ErrorKind.SESSION_CLOSED.value, message=message)]
+
+    def _turn_started(self, params: Json) -> list[DriverEvent]:
+        self._in_turn = True
+        return [TurnBegan()]
+
     def _turn_completed(self, params: Json) -> list[DriverEvent]:
+        self._in_turn = False
         out: list[DriverEvent] = []
         usage = params.get("tokenUsage")
         if isinstance(usage, Mapping):
