@@ -317,4 +317,19 @@ class AgentProcess:
         # The leader is gone; whatever it left (in its group or not) goes too.
         await asyncio.to_thread(self.family.kill)
         await asyncio.to_thread(self._remove_scratch)
+        if self._process.returncode is not None:
+            self._release_pipes()
         return self._report_exit(self._process.returncode)
+
+    def _release_pipes(self) -> None:
+        """Close the pipes of a stopped agent, even one whose stdout was paused.
+
+        After `stop` nothing reads the agent any more (its session has ended
+        or never began), but a reader paused by backpressure leaves its pipe
+        transport open; left to the garbage collector it warns after the
+        event loop is gone. asyncio offers no public way to close a
+        subprocess's transports from the `Process` object, hence `_transport`.
+        """
+        transport = getattr(self._process, "_transport", None)
+        if isinstance(transport, asyncio.SubprocessTransport):
+            transport.close()
