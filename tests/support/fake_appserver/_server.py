@@ -220,6 +220,9 @@ async def run_turn(turn: Turn) -> None:
     elif "THREAD" in text:
         turn.say(json.dumps(turn.opened, sort_keys=True), pieces=1)
         turn.complete()
+    elif "GOODBYE" in text:  # the server closes the thread mid-turn
+        turn.say("closing", pieces=1)
+        notify("thread/closed", {"threadId": turn.thread_id})
     elif "FAIL" in text:
         turn.complete("failed", error="the model failed")
     else:
