@@ -156,7 +156,7 @@ class TranscriptIndex:
             "INSERT INTO chunks(body, transcript, sequence, role) VALUES (?,?,?,?)",
             [
                 (
-                    f"{block.title}\n{block.text}".strip(),
+                    _body(block),
                     row.transcript_id,
                     block.sequence,
                     block.role,
@@ -220,7 +220,7 @@ class TranscriptIndex:
 
 
 def _body(block: Block) -> str:
-    return f"{block.title}\n{block.text}".strip()
+    return f"{block.title}\n{block.text}\n{block.diff}".strip()
 
 
 def _fts_query(text: str) -> str:

@@ -6,6 +6,14 @@ standalone page: inline CSS, no script, no external resource, every piece
 of agent text escaped, so it opens anywhere and shows nothing it should not.
 Every block's text keeps its line breaks (`white-space: pre-wrap`): a prompt
 or an answer of several lines reads as it was written.
+
+The page never changes the case of what it shows: headings carry tool
+titles, paths and commands, and `text-transform` would turn `src/dates.py`
+into `SRC/DATES.PY`. An edit shows its unified diff, one line per element
+so added and removed lines are coloured (and escaped like everything
+else). Each block carries its time; each turn's end, its tokens and cost;
+each decision, who made it. Deep links: the turn marker has the id
+`turn-<turn id>` and every block made from an event `seq-<sequence>`.
 """
 
 from __future__ import annotations
@@ -28,6 +36,13 @@ def _when(seconds: float | None) -> str:
 
 def _cost(cost: float) -> str:
     return f"${cost:.4f}" if cost else "-"
+
+
+def _usage(block: Block) -> str:
+    """A turn's tokens and cost, as `1234 tokens, $0.0100`; empty when unknown."""
+    parts = [f"{block.tokens} tokens"] if block.tokens else []
+    parts += [_cost(block.cost_usd)] if block.cost_usd else []
+    return ", ".join(parts)
 
 
 def render_list(rows: Sequence[Summary]) -> str:
@@ -71,6 +86,7 @@ _LABELS = {
     "plan": "plan",
     "info": "title",
     "repair": "repair",
+    "queued": "queued",
 }
 _COLORS = {"prompt": "1;36", "assistant": "0", "reasoning": "2", "tool": "33", "error": "1;31"}
 
@@ -83,12 +99,14 @@ def _show_block(block: Block, color: bool) -> str:
     if block.role == "turn_start":
         return f"\n── {block.title} ──"
     if block.role == "turn_end":
-        return f"── {block.title} ──"
+        usage = _usage(block)
+        return f"── {block.title}{', ' + usage if usage else ''} ──"
     label = _LABELS.get(block.role, block.role)
     head = f"{label}: {block.title}" if block.title and block.role != "prompt" else f"{label}:"
     if color and block.role in _COLORS:
         head = f"\x1b[{_COLORS[block.role]}m{head}\x1b[0m"
-    return head + ("\n" + _indent(block.text.rstrip("\n")) if block.text else "")
+    text = "\n".join(part.rstrip("\n") for part in (block.text, block.diff) if part)
+    return head + ("\n" + _indent(text) if text else "")
 
 
 def _heading(transcript: Transcript) -> list[str]:
@@ -127,35 +145,91 @@ body { font: 15px/1.5 system-ui, sans-serif; max-width: 60em; margin: 2em auto; 
        color: #1d1d1f; background: #fff; }
 header { border-bottom: 1px solid #ddd; margin-bottom: 1em; }
 .block { margin: .6em 0; padding: .5em .8em; border-radius: 6px; background: #f6f6f8; }
-.block h3 { margin: 0 0 .3em; font-size: .8em; text-transform: uppercase; color: #666; }
+.block h3 { margin: 0 0 .3em; font-size: .8em; font-weight: 600; color: #666; }
+time { float: right; font-weight: normal; color: #999; }
 .prompt { background: #e8f1ff; } .assistant { background: #fff; border: 1px solid #e4e4e8; }
 .tool { background: #fff8e6; } .error, .problem { background: #ffecec; }
+.queued { background: none; border: 1px dashed #bbb; color: #666; }
 .reasoning { color: #555; } .turn { color: #888; font-size: .85em; text-align: center; }
 pre, .block p { white-space: pre-wrap; word-wrap: break-word; margin: 0; }
 pre { font: 13px/1.4 ui-monospace, monospace; }
+pre.diff { margin-top: .4em; background: #fff; } .diff span { display: block; }
+.diff .add { background: #e6ffec; color: #116329; }
+.diff .del { background: #ffebe9; color: #82071e; }
+.diff .hunk { color: #0550ae; } .diff .file { font-weight: 600; }
 """
 
 
-def _anchors(block: Block) -> tuple[str, str]:
-    """Deep links: `#turn-<turn id>` on a turn's start, `#seq-<n>` on a block's first event."""
-    seq = f'<span id="seq-{block.sequence}"></span>' if block.sequence else ""
-    if block.role == "turn_start" and block.turn:
-        return f' id="turn-{html.escape(block.turn)}"', seq
-    return "", seq
+def _time(block: Block) -> str:
+    if not block.at.seconds:
+        return ""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(block.at.seconds))
+    shown = time.strftime("%H:%M:%S", time.localtime(block.at.seconds))
+    return f'<time datetime="{stamp}">{shown}</time>'
+
+
+def _diff_line(line: str) -> str:
+    kind = ""
+    if line.startswith(("+++", "---")):
+        kind = "file"
+    elif line.startswith("+"):
+        kind = "add"
+    elif line.startswith("-"):
+        kind = "del"
+    elif line.startswith("@@"):
+        kind = "hunk"
+    css = f' class="{kind}"' if kind else ""
+    return f"<span{css}>{html.escape(line.rstrip(chr(10)))}</span>"
+
+
+def _diff(diff: str) -> str:
+    if not diff:
+        return ""
+    lines = "".join(_diff_line(line) for line in diff.splitlines(keepends=True))
+    return f'<pre class="diff">{lines}</pre>'
+
+
+def _anchor(block: Block) -> str:
+    return f' id="seq-{block.sequence}"' if block.sequence else ""
+
+
+def _html_turn(block: Block) -> str:
+    title = html.escape(block.title)
+    if block.role == "turn_start":
+        marker = f' id="turn-{html.escape(block.turn, quote=True)}"' if block.turn else ""
+        seq = f'<a id="seq-{block.sequence}"></a>' if block.sequence else ""
+        return f'<div class="turn"{marker}>{seq}{title} {_time(block)}</div>'
+    usage = _usage(block)
+    usage_html = f' <span class="usage">{html.escape(usage)}</span>' if usage else ""
+    return f'<div class="turn"{_anchor(block)}>{title}{usage_html} {_time(block)}</div>'
 
 
 def _html_block(block: Block) -> str:
-    turn_id, seq = _anchors(block)
     if block.role in ("turn_start", "turn_end"):
-        return f'<div class="turn"{turn_id}>{seq}{html.escape(block.title)}</div>'
+        return _html_turn(block)
     label = html.escape(_LABELS.get(block.role, block.role))
     title = html.escape(block.title) if block.title and block.role != "prompt" else ""
     body = html.escape(block.text)
     inner = f"<pre>{body}</pre>" if block.role in ("tool", "error") else f"<p>{body}</p>"
     if block.role == "reasoning":
         inner = f"<details><summary>thinking</summary>{inner}</details>"
-    heading = f"<h3>{label}{': ' + title if title else ''}</h3>"
-    return f'<section class="block {block.role}">{seq}{heading}{inner}</section>'
+    heading = f"<h3>{label}{': ' + title if title else ''}{_time(block)}</h3>"
+    extra = f' data-decided-by="{html.escape(block.decided_by)}"' if block.decided_by else ""
+    return (
+        f'<section class="block {block.role}"{_anchor(block)}{extra}>'
+        f"{heading}{inner}{_diff(block.diff)}</section>"
+    )
+
+
+def _ended(transcript: Transcript) -> str:
+    footer = transcript.footer
+    if footer is None:
+        return ""
+    lines = [f"ended: {footer.reason} at {_when(footer.ended_at.seconds)}"]
+    redactions = footer.count("redactions")
+    lines.append(f"{redactions} secrets were redacted" if redactions else "no secrets redacted")
+    body = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
+    return f'<footer data-redactions="{redactions}">{body}</footer>'
 
 
 def render_html(transcript: Transcript) -> str:
@@ -164,18 +238,12 @@ def render_html(transcript: Transcript) -> str:
         f'<div class="block problem">{html.escape(line)}</div>' for line in _problems(transcript)
     )
     body = "\n".join(_html_block(block) for block in blocks(transcript))
-    footer = transcript.footer
-    ended = (
-        f"<footer><p>ended: {html.escape(footer.reason)} at {_when(footer.ended_at.seconds)}</p>"
-        "</footer>"
-        if footer is not None
-        else ""
-    )
     title = html.escape(f"corral transcript {transcript.transcript_id}")
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<style>{_CSS}</style></head><body>"
-        f"<header><h1>{title}</h1>{heading}</header>{problems}\n{body}\n{ended}</body></html>\n"
+        f"<header><h1>{title}</h1>{heading}</header>{problems}\n{body}\n"
+        f"{_ended(transcript)}</body></html>\n"
     )

@@ -3,9 +3,19 @@
 Events are fine-grained (a text delta per few words, a tool snapshot per
 change). `blocks(transcript)` folds them into what a reader wants: one
 block per prompt, per assistant message (deltas joined), per tool call
-(its last snapshot, with streamed output), per request with how it was
-decided, per diagnostic and error, plus turn boundaries. The terminal
-rendering, the HTML export and the search index all read these blocks.
+(its last snapshot, with streamed output and the unified diff of each file
+it edits), per request with how it was decided and by whom, per diagnostic
+and error, plus turn boundaries (the end carrying the turn's tokens and
+cost). The terminal rendering, the HTML export and the search index all
+read these blocks.
+
+Blocks keep the order things happened in, which is not always the order of
+the records: a prompt is recorded when it is sent, and a second prompt sent
+while the first turn runs is queued; the reader expects it at the start of
+its own turn, so it is shown there, with a short `queued` mark where it was
+sent. A tool that asks permission shows its snapshot as it was when it
+asked, then the request and the decision, then a second block with what it
+did once allowed: never "Completed" above the question that allowed it.
 
 `summary(transcript)` is the row of `corral transcripts list`; its tokens
 and cost are defined in `_usage.py`, as the footer's are.
@@ -13,6 +23,7 @@ and cost are defined in `_usage.py`, as the footer's are.
 
 from __future__ import annotations
 
+import difflib
 import re
 
 import attrs
@@ -20,9 +31,11 @@ import attrs
 from ...pipeline.events import (
     Cancelled,
     Completed,
+    ContextUsage,
     Diagnostic,
     Event,
     Failed,
+    FileDiff,
     MessageEnded,
     PermissionRequest,
     PlanUpdated,
@@ -44,7 +57,7 @@ from ._format import DecisionRecord, ErrorRecord, EventRecord, PromptRecord, Rep
 from ._reader import Transcript
 from ._usage import Usage
 
-__all__ = ["Block", "Summary", "blocks", "summary", "tool_text"]
+__all__ = ["Block", "Summary", "blocks", "summary", "tool_text", "unified_diff", "who_decided"]
 
 _EPOCH = SystemTime(0, 0)
 
@@ -54,17 +67,55 @@ _MARKS = re.compile(r"(\[REDACTED:[a-z_]+\])(?:\[REDACTED:[a-z_]+\])+")
 @attrs.define(kw_only=True)
 class Block:
     role: str  # prompt assistant reasoning user tool request decision diagnostic error
-    #            turn_start turn_end plan repair
+    #            turn_start turn_end plan repair queued info
     sequence: int  # of the first event it holds; 0 for records without one
     title: str = ""
     text: str = ""
     turn: str | None = None
     at: SystemTime = _EPOCH
+    diff: str = ""  # tool blocks: the unified diff of the files the tool edits
+    decided_by: str = ""  # decision blocks: rule:<id>, app, timeout, ...
+    tokens: int = 0  # turn_end blocks: the turn's tokens and cost, where known
+    cost_usd: float = 0.0
 
 
-def tool_text(tool: ToolUpdate, streamed: str = "") -> str:
+def unified_diff(diff: FileDiff) -> str:
+    """One file's change as `diff -u` shows it (a new file diffs from /dev/null)."""
+    old = (diff.old_text or "").splitlines(keepends=True)
+    new = diff.new_text.splitlines(keepends=True)
+    lines = difflib.unified_diff(
+        old,
+        new,
+        fromfile="/dev/null" if diff.old_text is None else f"a/{diff.path}",
+        tofile=f"b/{diff.path}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+_DECIDERS = {
+    "app": "the app",
+    "timeout": "the timeout (nobody answered)",
+    "cancel": "a cancel",
+    "turn_end": "the end of the turn",
+    "shutdown": "shutdown",
+    "agent": "the agent",
+    "generate": "the generate policy",
+    "limit": "a limit",
+}
+
+
+def who_decided(decided_by: str) -> str:
+    """`decided_by` as a reader says it: `rule:r1` is "rule r1", `app` "the app"."""
+    kind, _, name = decided_by.partition(":")
+    if name and kind in ("rule", "guard", "mode"):
+        return f"{kind} {name}"
+    return _DECIDERS.get(decided_by, decided_by)
+
+
+def tool_text(tool: ToolUpdate, streamed: str = "", *, diffs: bool = True) -> str:
     parts = [part for part in (_input_text(tool), tool.output or streamed) if part]
-    parts += [f"{diff.path}\n{diff.new_text}" for diff in tool.diffs]
+    if diffs:
+        parts += [f"{diff.path}\n{diff.new_text}" for diff in tool.diffs]
     return "\n".join(parts)
 
 
@@ -109,7 +160,8 @@ class _Tool:
         tool = self.tool
         kind = tool.kind if isinstance(tool.kind, str) else f"{tool.kind.server}/{tool.kind.tool}"
         self.block.title = f"{kind}: {tool.title} [{tool.status.value}]"
-        self.block.text = tool_text(tool, "".join(self.streamed))
+        self.block.text = tool_text(tool, "".join(self.streamed), diffs=False)
+        self.block.diff = "".join(unified_diff(diff) for diff in tool.diffs)
 
 
 class _Folder:
@@ -117,6 +169,13 @@ class _Folder:
         self.out: list[Block] = []
         self.messages: dict[str, Block] = {}
         self.tools: dict[str, _Tool] = {}
+        self.done: list[_Tool] = []  # snapshots cut at a permission request
+        self.parked: dict[str, ToolUpdate] = {}  # tools cut at one, not yet seen again
+        self.prompts: dict[str, Block] = {}  # sent, their turn not yet started
+        self.open_turn: str | None = None
+        self.last_turn: str | None = None
+        self.usage: dict[str, Usage] = {}
+        self.ends: list[Block] = []
 
     def add(self, block: Block) -> Block:
         self.out.append(block)
@@ -137,28 +196,60 @@ class _Folder:
             case ToolUpdated(tool=tool):
                 self._tool(tool, event)
             case ToolOutputDelta(tool_id=tool_id, text=text):
+                if tool_id in self.parked:
+                    self._tool(self.parked[tool_id], event)
                 if tool_id in self.tools:
                     self.tools[tool_id].streamed.append(text)
+            case ContextUsage():
+                turn = event.turn_info.id if event.turn_info is not None else self.last_turn
+                if turn is not None:
+                    self.usage.setdefault(turn, Usage()).add(event)
             case _:
                 self._other(event)
 
     def _tool(self, tool: ToolUpdate, event: Event) -> None:
+        self.parked.pop(tool.id, None)
         known = self.tools.get(tool.id)
         if known is None:
             known = self.tools[tool.id] = _Tool(block=self.add(_block(event, "tool")), tool=tool)
         known.tool = tool
 
+    def _asks(self, request: PermissionRequest) -> None:
+        """Cut the tool's block where it asks: what it does once allowed comes after."""
+        known = self.tools.pop(request.tool.id, None)
+        if known is not None:
+            self.done.append(known)
+            self.parked[request.tool.id] = known.tool
+
+    def prompt(self, block: Block) -> None:
+        if self.open_turn is not None:
+            self.add(attrs.evolve(block, role="queued", text=block.text.split("\n", 1)[0]))
+        self.prompts[block.title] = block
+
+    def _turn(self, event: Event, kind: TurnStarted | TurnEnded) -> Block:
+        turn = event.turn_info.id if event.turn_info is not None else None
+        if isinstance(kind, TurnEnded):
+            self.open_turn = None
+            block = _block(event, "turn_end", title=_stop_text(kind))
+            self.ends.append(block)
+            return self.add(block)
+        self.open_turn = self.last_turn = turn
+        origin = kind.origin
+        by = f"prompt {origin.prompt_id}" if isinstance(origin, PromptOrigin) else "agent"
+        block = self.add(_block(event, "turn_start", title=f"turn ({by})"))
+        if isinstance(origin, PromptOrigin) and origin.prompt_id in self.prompts:
+            self.add(attrs.evolve(self.prompts.pop(origin.prompt_id), turn=turn))
+        return block
+
     def _other(self, event: Event) -> None:
         kind = event.kind
         block: Block | None = None
         match kind:
-            case TurnStarted(origin=origin):
-                by = f"prompt {origin.prompt_id}" if isinstance(origin, PromptOrigin) else "agent"
-                block = _block(event, "turn_start", title=f"turn ({by})")
-            case TurnEnded():
-                block = _block(event, "turn_end", title=_stop_text(kind))
+            case TurnStarted() | TurnEnded():
+                self._turn(event, kind)
             case RequestOpened(request=request):
                 if isinstance(request, PermissionRequest):
+                    self._asks(request)
                     title, text = f"permission: {request.tool.title}", request.detail or ""
                 else:
                     title = "question"
@@ -174,6 +265,33 @@ class _Folder:
         if block is not None:
             self.add(block)
 
+    def finish(self) -> list[Block]:
+        self.out.extend(self.prompts.values())  # sent, and no turn ever started them
+        for tool in [*self.done, *self.tools.values()]:
+            tool.refresh()  # once, at the end: output may stream in many deltas
+        for end in self.ends:
+            usage = self.usage.get(end.turn or "")
+            if usage is not None:
+                end.tokens, end.cost_usd = usage.tokens, usage.cost_usd
+        for block in self.out:
+            # A secret streamed over many deltas is masked in each: show one mark.
+            block.text = _MARKS.sub(lambda match: match.group(1), block.text)
+        return self.out
+
+
+def _decision(record: DecisionRecord) -> Block:
+    title = f"{record.request_id}: {record.decision} by {record.decided_by}"
+    text = f"decided by {who_decided(record.decided_by)}, after {record.waited_seconds:.1f} s"
+    return Block(
+        role="decision",
+        sequence=0,
+        title=title,
+        text=text,
+        turn=record.turn_id,
+        at=record.at,
+        decided_by=record.decided_by,
+    )
+
 
 def blocks(transcript: Transcript) -> list[Block]:
     folder = _Folder()
@@ -182,11 +300,9 @@ def blocks(transcript: Transcript) -> list[Block]:
             case EventRecord(event=event):
                 folder.event(event)
             case PromptRecord(prompt_id=prompt_id, text=text, at=at):
-                folder.add(Block(role="prompt", sequence=0, title=prompt_id, text=text, at=at))
+                folder.prompt(Block(role="prompt", sequence=0, title=prompt_id, text=text, at=at))
             case DecisionRecord():
-                title = f"{record.request_id}: {record.decision} by {record.decided_by}"
-                text = f"waited {record.waited_seconds:.1f} s"
-                folder.add(Block(role="decision", sequence=0, title=title, text=text, at=record.at))
+                folder.add(_decision(record))
             case ErrorRecord(error=error):
                 stderr = error.fields.get("stderr")
                 text = error.message + (f"\n{stderr}" if stderr else "")
@@ -194,12 +310,7 @@ def blocks(transcript: Transcript) -> list[Block]:
             case RepairRecord(cut_bytes=cut, at=at):
                 text = f"a torn last line of {cut} bytes was cut on reopen"
                 folder.add(Block(role="repair", sequence=0, title="repaired", text=text, at=at))
-    for tool in folder.tools.values():
-        tool.refresh()  # once, at the end: output may stream in many deltas
-    for block in folder.out:
-        # A secret streamed over many deltas is masked in each: show one mark.
-        block.text = _MARKS.sub(lambda match: match.group(1), block.text)
-    return folder.out
+    return folder.finish()
 
 
 @attrs.frozen(kw_only=True)
