@@ -3,12 +3,16 @@
 The server runs as `corral transcripts serve --port 0` (a free port, read
 from the line it prints); headless Chromium loads the list and a session
 page and the test reads the DOM Chromium built (`--dump-dom`), with the
-page's own script run. The live stream is read from the same process while
-this test appends to a transcript whose writer it holds.
+page's own script run. A live session is followed twice while this test
+appends to a transcript whose writer it holds: its event stream read
+straight from the server, and the page in Chromium, driven and read over
+the DevTools protocol, growing and then ending.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import html
 import os
 import re
@@ -18,16 +22,18 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import attrs
 import pytest
 from corral.pipeline.events import PromptOrigin, SystemTime, TextDelta, TurnStarted
 from corral.pipeline.records import Opened, Prompted
 
 from tests.integration import test_transcripts as _transcripts
+from tests.support.waiting import retries
 from tests.unit.transcript.helpers import T0, at, closed, event, opened, turn, writer
 
 chromium = _transcripts.chromium  # the export tests' fixture: found, installed, or skip/fail
@@ -67,14 +73,9 @@ def _served_at(process: subprocess.Popen[str], timeout: float = 60) -> str:
     raise AssertionError(f"`corral transcripts serve` did not say where it serves: {seen!r}")
 
 
-@pytest.fixture
-def viewer(tmp_path: Path) -> Iterator[Viewer]:
-    archive = tmp_path / "archive"
-    prompt = Prompted(session_id="s1", prompt_id="p1", text=f"check {XSS}", at=at(1))
-    first = writer(archive / "2025-06-01" / "older.jsonl")
-    first.write([_opened(1), prompt, *turn(1, "Two files: a.txt and b.txt"), closed(6)])
-    second = writer(archive / "2025-06-02" / "newer.jsonl")
-    second.write([_opened(2), *turn(1, f"quoting {XSS}"), closed(6)])
+@contextlib.contextmanager
+def _serving(archive: Path) -> Iterator[Viewer]:
+    """A real `corral transcripts serve` on a free port, ended by its pid (exit status 0)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "corral.actors.cli", "transcripts", "serve", "--port", "0",
          "--transcripts", str(archive)],
@@ -83,8 +84,20 @@ def viewer(tmp_path: Path) -> Iterator[Viewer]:
     try:
         yield Viewer(process, _served_at(process))
     finally:
-        os.kill(process.pid, signal.SIGTERM)  # by pid: the process this fixture started
+        os.kill(process.pid, signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+@pytest.fixture
+def viewer(tmp_path: Path) -> Iterator[Viewer]:
+    archive = tmp_path / "archive"
+    prompt = Prompted(session_id="s1", prompt_id="p1", text=f"check {XSS}", at=at(1))
+    first = writer(archive / "2025-06-01" / "older.jsonl")
+    first.write([_opened(1), prompt, *turn(1, "Two files: a.txt and b.txt"), closed(6)])
+    second = writer(archive / "2025-06-02" / "newer.jsonl")
+    second.write([_opened(2), *turn(1, f"quoting {XSS}"), closed(6)])
+    with _serving(archive) as running:
+        yield running
 
 
 def _next_event(stream: Any) -> dict[str, str]:
@@ -148,13 +161,7 @@ def test_the_server_streams_a_live_session_s_new_events_as_they_are_written(
     archive = tmp_path / "archive"
     live = writer(archive / "2025-06-01" / "live.jsonl")
     live.write([_opened(1), *turn(1, "first")])
-    process = subprocess.Popen(
-        [sys.executable, "-m", "corral.actors.cli", "transcripts", "serve", "--port", "0",
-         "--transcripts", str(archive)],
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
-    try:
-        viewer = Viewer(process, _served_at(process))
+    with _serving(archive) as viewer:
         assert 'data-live="yes"' in viewer.get("/session/live")
         with urllib.request.urlopen(viewer.url + "/session/live/events?after=6", timeout=30) as sse:
             live.write([event(7, TurnStarted(PromptOrigin("p2"))),
@@ -167,6 +174,82 @@ def test_the_server_streams_a_live_session_s_new_events_as_they_are_written(
             assert _next_event(sse) == {"event": "ended", "data": '{"state":"completed"}'}
             assert sse.readline() == b""  # the stream ends with the session
         assert "a new answer" in viewer.get("/session/live")
+
+
+class DevTools:
+    """One page of a headless Chromium, driven over the DevTools protocol (aiohttp's websocket)."""
+
+    def __init__(self, socket: aiohttp.ClientWebSocketResponse) -> None:
+        self.socket = socket
+        self.calls = 0
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.calls += 1
+        await self.socket.send_json({"id": self.calls, "method": method, "params": params})
+        while True:  # events of the page come in between; the reply carries our id
+            message = await asyncio.wait_for(self.socket.receive_json(), 60)
+            if message.get("id") == self.calls:
+                result: dict[str, Any] = message.get("result", {})
+                return result
+
+    async def text(self) -> str:
+        reply = await self.call(
+            "Runtime.evaluate", expression="document.body ? document.body.innerText : ''",
+            returnByValue=True,
+        )  # fmt: skip
+        return str(reply["result"].get("value", ""))
+
+    async def shows(self, wanted: str, *, timeout: float = 30) -> str:
+        async for _ in retries(timeout=timeout, what=f"the page to show {wanted!r}"):
+            if wanted in (shown := await self.text()):
+                return shown
+        raise AssertionError  # unreachable: retries raises when time runs out
+
+
+@contextlib.asynccontextmanager
+async def _devtools(browser: str, profile: Path) -> AsyncIterator[DevTools]:
+    process = await asyncio.create_subprocess_exec(
+        browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
+        "--remote-debugging-port=0", "about:blank",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        seen = b""
+        while b"DevTools listening on" not in seen:
+            line = await asyncio.wait_for(process.stderr.readline(), 120)
+            assert line, f"Chromium ended before its DevTools listened: {seen[-2000:]!r}"
+            seen += line
+        port = re.search(rb"ws://127\.0\.0\.1:(\d+)/", seen)
+        assert port is not None, seen[-2000:]
+        async with aiohttp.ClientSession() as http:
+            base = f"http://127.0.0.1:{int(port.group(1))}"
+            async with http.get(base + "/json/list") as reply:
+                pages = [t for t in await reply.json() if t["type"] == "page"]
+            async with http.ws_connect(pages[0]["webSocketDebuggerUrl"], max_msg_size=0) as ws:
+                yield DevTools(ws)
     finally:
-        os.kill(process.pid, signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGKILL)  # by pid: the browser this test started
+        await process.wait()
+
+
+@pytest.mark.slow
+async def test_chromium_shows_a_live_session_growing_and_ending(
+    chromium: str, tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    live = writer(archive / "2025-06-01" / "live.jsonl")
+    live.write([_opened(1), *turn(1, "the first answer")])
+    with _serving(archive) as viewer:
+        async with _devtools(chromium, tmp_path / "profile") as page:
+            await page.call("Page.navigate", url=viewer.url + "/session/live")
+            assert "updating as the session goes on" in await page.shows("the first answer")
+            # The page rendered up to sequence 6; whatever is written after it, before or
+            # after its stream connects, comes through the stream and the page fetches it.
+            await asyncio.to_thread(live.write, turn(7, "a second answer, written later"))
+            await page.shows("a second answer, written later")
+            await asyncio.to_thread(live.write, [closed(12, turns=2)])
+            shown = await page.shows("ended: completed")
+            assert shown.startswith("← all sessions · completed ·")  # the state, no longer live
+            await page.shows("ended: closed")  # the renderer's footer, fetched again

@@ -53,7 +53,13 @@ function listen(nav) {
   });
   source.addEventListener("ended", (message) => {
     source.close();
-    if (status) status.textContent = `ended: ${JSON.parse(message.data).state}`;
+    const ended = JSON.parse(message.data).state;
+    const badge = nav.querySelector(".state");
+    if (badge) {
+      badge.textContent = ended;
+      badge.className = `state state-${ended}`;
+    }
+    if (status) status.textContent = `ended: ${ended}`;
     refresh();
   });
 }
