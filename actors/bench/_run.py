@@ -6,6 +6,11 @@ alone, once per corpus since it needs no loop), scale (1 to 1000
 sessions), backpressure; then, once, latency through a real `corral serve`
 at 10 %, 50 % and 90 % of its measured maximum rate. `--quick` runs
 smaller corpora, and scale and backpressure under the first loop only.
+
+A run takes minutes, so on a terminal one line on stderr says where it is:
+the phase and its step (`uvloop scale 2/4: 10 sessions`), the steps done of
+all, and a rough time left (`actors/_progress.py`). Off a terminal (a pipe,
+CI's log) it says nothing: the table on stdout is the bench's output.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any, TextIO
 import attrs
 import orjson
 
+from .._progress import Progress
 from ..runtime import SinkFactory
 from ._backpressure import Backpressure, measure_backpressure
 from ._corpus import Corpus, mock_corpus, real_corpus, real_corpus_names
@@ -37,6 +43,7 @@ class BenchOptions:
     loops: tuple[str, ...] = ("uvloop", "asyncio")
     sinks: Callable[[], Sequence[SinkFactory]] = lambda: ()
     out: TextIO = sys.stdout
+    progress: bool | None = None  # None: when stderr is a terminal
 
     @property
     def frames(self) -> int:
@@ -72,18 +79,46 @@ def _run_on(loop: str, main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     return asyncio.run(main())
 
 
-def _say(options: BenchOptions, text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+class _Phases:
+    """The bench's steps, phase by phase, on one progress line."""
+
+    def __init__(self, options: BenchOptions) -> None:
+        corpora = 1 + len(real_corpus_names())
+        total = 1 + 3  # the maximum rate, then latency at three loads
+        for index, _ in enumerate(options.loops):
+            total += corpora
+            if not (options.quick and index > 0):
+                total += len(options.session_counts) + 1  # scale, backpressure
+        shown = options.progress if options.progress is not None else sys.stderr.isatty()
+        self.bar = Progress(total, enabled=shown)
+        self._now = ""
+
+    def start(self, phase: str, step: int, of: int, what: str) -> None:
+        self._now = f"{phase} {step}/{of}: {what}"
+        self.bar.show(self._now)
+
+    def done(self) -> None:
+        self.bar.step(self._now)
 
 
 def run_bench(options: BenchOptions) -> dict[str, Any]:
+    phases = _Phases(options)
+    try:
+        return _run(options, phases)
+    finally:
+        phases.bar.finish()
+
+
+def _run(options: BenchOptions, phases: _Phases) -> dict[str, Any]:
     figures = Figures()
     started = time.perf_counter()
     stages: dict[str, StageCosts] = {}  # the same under every loop: measured once
     for loop in options.loops:
         figures.throughput[loop] = []
-        for corpus in _corpora(options):
-            _say(options, f"[{loop}] throughput: {corpus.name} ({len(corpus.lines)} lines)...")
+        corpora = _corpora(options)
+        for step, corpus in enumerate(corpora, 1):
+            what = f"{corpus.name} ({len(corpus.lines)} lines)"
+            phases.start(f"{loop} throughput", step, len(corpora), what)
             throughput = partial(
                 measure_throughput,
                 corpus,
@@ -95,23 +130,40 @@ def run_bench(options: BenchOptions) -> dict[str, Any]:
             if measured.stages is not None:
                 stages[corpus.name] = measured.stages
             figures.throughput[loop].append(measured)
+            phases.done()
         if options.quick and loop != options.loops[0]:
             continue  # --quick: scale and backpressure under the first loop only
-        figures.scale[loop] = []
-        for count in options.session_counts:
-            _say(options, f"[{loop}] scale: {count} sessions...")
-            figures.scale[loop].append(measure_scale_apart(count, options.events_per_session, loop))
-        _say(options, f"[{loop}] backpressure...")
-        stall = partial(measure_backpressure, 5_000, 1.0 if options.quick else 3.0)
-        figures.backpressure[loop] = _run_on(loop, stall)
-    _say(options, "latency through corral serve...")
-    figures.max_rate = _run_on("uvloop", partial(measure_max_rate, options.latency_count * 4))
-    for load in (0.1, 0.5, 0.9):
-        latency = partial(measure_latency, figures.max_rate, load, options.latency_count)
-        figures.latency.append(_run_on("uvloop", latency))
+        _scale_and_backpressure(options, loop, figures, phases)
+    _latency(options, figures, phases)
     report = _summary(figures, time.perf_counter() - started)
     _table(figures, options.out)
     return report
+
+
+def _scale_and_backpressure(
+    options: BenchOptions, loop: str, figures: Figures, phases: _Phases
+) -> None:
+    figures.scale[loop] = []
+    counts = options.session_counts
+    for step, count in enumerate(counts, 1):
+        phases.start(f"{loop} scale", step, len(counts), f"{count} sessions")
+        figures.scale[loop].append(measure_scale_apart(count, options.events_per_session, loop))
+        phases.done()
+    phases.start(f"{loop} backpressure", 1, 1, "a stalled sink")
+    stall = partial(measure_backpressure, 5_000, 1.0 if options.quick else 3.0)
+    figures.backpressure[loop] = _run_on(loop, stall)
+    phases.done()
+
+
+def _latency(options: BenchOptions, figures: Figures, phases: _Phases) -> None:
+    phases.start("latency", 1, 4, "the maximum rate of corral serve")
+    figures.max_rate = _run_on("uvloop", partial(measure_max_rate, options.latency_count * 4))
+    phases.done()
+    for step, load in enumerate((0.1, 0.5, 0.9), 2):
+        phases.start("latency", step, 4, f"{load:.0%} of the maximum rate")
+        latency = partial(measure_latency, figures.max_rate, load, options.latency_count)
+        figures.latency.append(_run_on("uvloop", latency))
+        phases.done()
 
 
 def _corpora(options: BenchOptions) -> list[Corpus]:

@@ -25,10 +25,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TextIO
 
 import attrs
 
@@ -43,6 +41,7 @@ from ...sinks.transcript import (
     fsync_dir,
     read_transcript,
 )
+from .._progress import Progress
 from ..replay import CORRAL_FORMAT, NativeReaders, ReplaySession, imported_installation, replay
 
 __all__ = ["ImportReport", "Progress", "import_paths"]
@@ -64,31 +63,6 @@ class ImportReport:
             for path, why in entries:
                 lines.append(f"  {label:<8}  {path}: {why}")
         return "\n".join(lines) + "\n"
-
-
-class Progress:
-    """A one-line progress bar on stderr (only when asked, or on a terminal)."""
-
-    def __init__(self, total: int, *, stream: TextIO | None = None, enabled: bool = True) -> None:
-        self.total = total
-        self.done = 0
-        self._stream = stream if stream is not None else sys.stderr  # the one of the moment
-        self._enabled = enabled and total > 1
-
-    def step(self, label: str) -> None:
-        self.done += 1
-        if not self._enabled:
-            return
-        width = 30
-        filled = width * self.done // self.total
-        bar = "#" * filled + "." * (width - filled)
-        self._stream.write(f"\r[{bar}] {self.done}/{self.total} {label[-40:]:<40}")
-        self._stream.flush()
-
-    def finish(self) -> None:
-        if self._enabled:
-            self._stream.write("\n")
-            self._stream.flush()
 
 
 def expand(paths: Iterable[Path], report: ImportReport) -> list[Path]:
