@@ -100,7 +100,7 @@ _DECIDERS = {
     "shutdown": "shutdown",
     "agent": "the agent",
     "generate": "the generate policy",
-    "limit": "a limit",
+    "limit": "the limit on open requests",
 }
 
 
