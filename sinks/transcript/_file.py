@@ -26,15 +26,18 @@ from __future__ import annotations
 import contextlib
 import enum
 import errno
-import fcntl
 import gzip
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import attrs
+
+if sys.platform != "win32":  # POSIX-only; `corral --help` must import anywhere
+    import fcntl
 
 __all__ = [
     "FsyncPolicy",

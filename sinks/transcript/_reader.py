@@ -17,9 +17,9 @@ damage is shown, never hidden.
 from __future__ import annotations
 
 import errno
-import fcntl
 import gzip
 import os
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -39,6 +39,9 @@ from ._format import (
     decode_record,
 )
 from ._paths import TranscriptFiles
+
+if sys.platform != "win32":  # POSIX-only; `corral --help` must import anywhere
+    import fcntl
 
 __all__ = ["Problem", "Transcript", "is_live", "read_transcript", "repair", "split_lines"]
 
