@@ -1,6 +1,6 @@
 """The `corral` command line.
 
-corral serve [--mock SCRIPT] [--policy FILE] [--metrics HOST:PORT]
+corral serve [--mock NAME|FILE] [--policy FILE] [--metrics HOST:PORT]
              [--handshake-timeout SECONDS] [--max-in-flight N] [TRANSCRIPT OPTIONS]
                                the line protocol on stdin/stdout
 corral demo [--metrics HOST:PORT | --no-metrics] [TRANSCRIPT OPTIONS]
@@ -12,7 +12,14 @@ corral bench [--quick] [--json FILE]
                                throughput, latency, scale, backpressure vs baselines
 corral schema                  print the line-protocol JSON schema
 corral policy check|explain    check a permission policy file; say what it would decide
+corral agents [--json]         the agents: installed or not, version, where found
+corral completion bash|zsh     print the shell completion script
 corral --version
+
+Every command runs inside one error boundary (`_cli_errors.guarded`): a
+user's mistake is one line on stderr and a meaningful exit status, a bug
+keeps its traceback. `serve` takes its defaults from
+$CORRAL_HOME/config.toml (`_config`); flags override the file.
 
 TRANSCRIPT OPTIONS: every session of `serve` and `demo` is kept under
 $CORRAL_HOME/transcripts (default ~/.local/share/corral/transcripts);
@@ -24,10 +31,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any
+
+from ._cli_errors import EXIT_CODES_HELP, guarded
+from ._cli_inputs import (
+    load_mock,
+    load_policy_arg,
+    metrics_address,
+    require_posix,
+    shipped_scripts,
+)
+from ._config import CONFIG_HELP, load_serve_defaults
 
 if TYPE_CHECKING:
     from ..sinks.metrics import Metrics, MetricsServer
@@ -52,43 +70,6 @@ def run_async(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
     except ImportError:
         return asyncio.run(main())
     return uvloop.run(main())
-
-
-def _load_mock(path: str | None) -> Any:
-    if path is None:
-        return None
-    from ..pipeline.events import ShapeError
-    from ..sources.mock import load_script
-
-    try:
-        return load_script(path)
-    except OSError as error:
-        raise SystemExit(f"corral: cannot read mock script {path}: {error.strerror}") from None
-    except ShapeError as error:
-        raise SystemExit(f"corral: bad mock script {path}: {error}") from None
-
-
-def _load_policy(path: str | None) -> Any:
-    if path is None:
-        return None
-    from ..pipeline.rules import PolicyError, load_policy
-
-    try:
-        return load_policy(path)
-    except PolicyError as error:
-        problems = "\n".join(problem.render(error.source) for problem in error.problems)
-        raise SystemExit(f"corral: bad policy:\n{problems}") from None
-
-
-def _metrics_address(text: str | None) -> tuple[str, int] | None:
-    if text is None:
-        return None
-    from ..sinks.metrics import parse_address
-
-    try:
-        return parse_address(text)
-    except ValueError as error:
-        raise SystemExit(f"corral: --metrics: {error}") from None
 
 
 async def _start_metrics(
@@ -122,13 +103,14 @@ def _transcripts(args: argparse.Namespace) -> TranscriptSettings | None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    require_posix("serve")
     from .runtime import Runtime, RuntimeSettings
     from .server import ServeSettings, serve
     from .stdio import open_stdio
 
-    script = _load_mock(args.mock)
-    policy = _load_policy(args.policy)
-    address = _metrics_address(args.metrics)
+    script = load_mock(args.mock)
+    policy = load_policy_arg(args.policy)
+    address = metrics_address(args.metrics)
     transcripts = _transcripts(args)
     settings = RuntimeSettings(handshake_timeout=args.handshake_timeout)
     serve_settings = ServeSettings(max_in_flight=args.max_in_flight)
@@ -159,10 +141,11 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    require_posix("demo")
     from ..sinks.transcript import Archive
     from .demo import run_demo
 
-    address = None if args.no_metrics else _metrics_address(args.metrics)
+    address = None if args.no_metrics else metrics_address(args.metrics)
     transcripts = _transcripts(args)
     created = 0
 
@@ -218,10 +201,29 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+ENVIRONMENT_HELP = """environment:
+  CORRAL_HOME       corral's folder: transcripts/, config.toml
+                    (default $XDG_DATA_HOME/corral, i.e. ~/.local/share/corral)
+  CORRAL_<AGENT>_BIN  use this executable for an agent (e.g. CORRAL_CLAUDE_BIN)
+  CORRAL_BWRAP_BIN  the bubblewrap executable for sandboxed sessions
+  NO_COLOR          no colour in any output (colour is only ever used on a terminal)"""
+
+COMPLETION_HELP = """shell completion (bash, zsh):
+  eval "$(corral completion bash)"    in ~/.bashrc
+  eval "$(corral completion zsh)"     in ~/.zshrc"""
+
+
+def _epilog(*sections: str) -> str:
+    return "\n\n".join(sections)
+
+
+def build_parser(serve_defaults: Mapping[str, Any] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; `serve_defaults` replace `serve`'s built-in defaults."""
     parser = argparse.ArgumentParser(
         prog="corral",
         description="Supervise coding agents: every agent's wire, one event model, nothing lost.",
+        epilog=_epilog(EXIT_CODES_HELP, ENVIRONMENT_HELP, CONFIG_HELP, COMPLETION_HELP),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"corral {version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -231,11 +233,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="speak the line protocol on stdin/stdout (for apps embedding corral)",
         description="Read commands (one JSON object per line) on stdin; write replies, "
         "events and session lines on stdout. EOF on stdin closes every session and exits 0.",
+        epilog=_epilog(CONFIG_HELP, ENVIRONMENT_HELP, EXIT_CODES_HELP),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument(
         "--mock",
-        metavar="SCRIPT",
-        help="offer one agent, `mock`, that plays this JSON script in every session",
+        metavar="NAME|FILE",
+        help="offer one agent, `mock`, that plays this JSON script in every session: a file, "
+        f"or a shipped script by name ({', '.join(sorted(shipped_scripts()))})",
     )
     serve.add_argument(
         "--metrics",
@@ -265,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
         "replies drain (default 1024)",
     )
     _archive_options(serve)
-    serve.set_defaults(run=_serve)
+    serve.set_defaults(run=_serve, **(serve_defaults or {}))
 
     demo = commands.add_parser(
         "demo", help="watch a few mock sessions run through the whole pipeline, then a summary"
@@ -309,6 +314,19 @@ def build_parser() -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="print the line-protocol JSON schema")
     schema.set_defaults(run=_schema)
 
+    completion = commands.add_parser(
+        "completion",
+        help="print the shell completion script (bash or zsh)",
+        description=COMPLETION_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    completion.add_argument("shell", choices=("bash", "zsh"))
+    completion.set_defaults(run=_completion)
+
+    from ._agents_cli import register_cli as register_agents_cli
+
+    register_agents_cli(commands)
+
     from .policy_cli import register_cli
 
     register_cli(commands)
@@ -347,10 +365,38 @@ def _archive_options(parser: argparse.ArgumentParser) -> None:
     add_archive_options(parser)
 
 
+def _completion(args: argparse.Namespace) -> int:
+    from argcomplete.shell_integration import shellcode
+
+    sys.stdout.write(shellcode(["corral"], shell=args.shell))
+    return 0
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, over `serve`'s config file defaults, over the built-in ones."""
+    parser = build_parser()
+    import argcomplete
+
+    argcomplete.autocomplete(parser)  # answers a completing shell, then exits; else nothing
+    args = parser.parse_args(argv)
+    if args.command != "serve":
+        return args
+    defaults = load_serve_defaults(os.environ).as_defaults()
+    if not defaults:
+        return args
+    # Parse again with the file's values as the defaults: a flag given still wins.
+    return build_parser(serve_defaults=defaults).parse_args(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    result: int = args.run(args)
-    return result
+    """`corral ...`; the status to exit with (see EXIT_CODES_HELP)."""
+
+    def run() -> int:
+        args = _parse(argv)
+        result: int = args.run(args)
+        return result
+
+    return guarded(run)
 
 
 if __name__ == "__main__":

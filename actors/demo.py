@@ -24,6 +24,7 @@ from ..pipeline.events import (
     RequestOpened,
     TurnEnded,
 )
+from ..sinks._color import use_color
 from ..sinks.metrics import Metrics
 from ..sinks.transcript import Archive, TranscriptSettings
 from ..sources.catalog import Catalog
@@ -97,7 +98,7 @@ async def run_demo(
 ) -> int:
     """Run the demo; every session is archived as `Runtime(transcripts=...)` says."""
     stream = out if out is not None else sys.stdout
-    render = Renderer(stream, color=color and stream.isatty())
+    render = Renderer(stream, color=color and use_color(stream))  # a tty, no NO_COLOR
     render.banner()
     plan = [
         ("coder", PermissionMode.ACCEPT_EDITS, ["fix the failing date test", "run the tests"]),

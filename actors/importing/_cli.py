@@ -8,6 +8,7 @@ when anything was imported, and exits 1 when a file failed.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -25,6 +26,9 @@ def _import(args: argparse.Namespace) -> int:
         dir=Path(args.transcripts).expanduser() if args.transcripts else None,
         redact=not args.no_redact,
     )
+    for path in args.paths:  # a path that is not there is the user's mistake: say so, exit 1
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
     show_progress = args.progress or sys.stderr.isatty()
     report = import_paths(
         [Path(p) for p in args.paths],

@@ -2,7 +2,9 @@
 
     corral transcripts list [--limit N] [--json]
     corral transcripts show ID [--color | --no-color]
-    corral transcripts export ID --html [-o FILE]
+    corral transcripts export ID [--format html|jsonl|markdown] [-o FILE]
+                                            the format: --format, else -o's suffix
+                                            (.html .jsonl .md), else html
     corral transcripts search TEXT... [--limit N]
     corral transcripts replay ID            the line protocol again, through the line writer
     corral transcripts serve [--port N]     the archive in a browser (`_viewer/`)
@@ -31,13 +33,16 @@ import attrs
 import orjson
 
 from ...pipeline.wire import closed_line, event_line, hello_line, session_error_line
+from .._color import use_color
 from ..lines import LineWriter
 from ._archive import TranscriptSettings, corral_version
 from ._file import FsyncPolicy
 from ._format import ErrorRecord, EventRecord
 from ._index import TranscriptIndex
+from ._markdown import render_markdown
 from ._paths import default_transcripts_dir, files_of
-from ._reader import Transcript, read_transcript
+from ._reader import Transcript, read_transcript, split_lines
+from ._reader import _load as load_file
 from ._render import render_html, render_list, render_show
 from ._viewer import register_serve
 
@@ -139,15 +144,50 @@ def _as_dict(value: Any) -> Any:
 def _show(args: argparse.Namespace) -> int:
     with _open_index(args) as index:
         transcript = _load(index, args.id)
-    color = sys.stdout.isatty() if args.color is None else args.color
+    color = use_color(sys.stdout, args.color)
     sys.stdout.write(render_show(transcript, color=color))
     return 1 if transcript.problems else 0
 
 
+_SUFFIXES = {
+    ".html": "html",
+    ".htm": "html",
+    ".jsonl": "jsonl",
+    ".md": "markdown",
+    ".markdown": "markdown",
+}
+EXPORT_FORMATS = ("html", "jsonl", "markdown")
+
+
+def export_format(output: str | None, wanted: str | None) -> str:
+    """`--format`, else what the file name's suffix says, else html."""
+    if wanted is not None:
+        return wanted
+    if output not in (None, "-"):
+        suffix = Path(output).suffix.lower()
+        if suffix in _SUFFIXES:
+            return _SUFFIXES[suffix]
+        if suffix:
+            known = ", ".join(_SUFFIXES)
+            raise _Fail(f"cannot tell the format of {output} ({known}); give --format")
+    return "html"
+
+
+def _jsonl(transcript: Transcript) -> str:
+    """The transcript as stored: every complete line, rotated parts joined."""
+    lines: list[bytes] = []
+    for path in transcript.files.all():
+        complete, _ = split_lines(load_file(path))
+        lines += [line for line in complete if line.strip()]
+    return b"".join(line + b"\n" for line in lines).decode("utf-8", "replace")
+
+
 def _export(args: argparse.Namespace) -> int:
+    chosen = export_format(args.output, "html" if args.html else args.format)
     with _open_index(args) as index:
         transcript = _load(index, args.id)
-    page = render_html(transcript)
+    render = {"html": render_html, "jsonl": _jsonl, "markdown": render_markdown}[chosen]
+    page = render(transcript)
     if args.output in (None, "-"):
         sys.stdout.write(page)
     else:
@@ -241,9 +281,18 @@ def register_cli(subparsers: Any) -> None:
     show.add_argument("--no-color", dest="color", action="store_false")
     show.set_defaults(run=_guarded(_show))
 
-    export = _with_dir(commands.add_parser("export", help="one session as a standalone page"))
+    export = _with_dir(
+        commands.add_parser("export", help="one session as a file: HTML, JSONL or Markdown")
+    )
     export.add_argument("id", metavar="ID")
-    export.add_argument("--html", action="store_true", required=True, help="as HTML")
+    form = export.add_mutually_exclusive_group()
+    form.add_argument(
+        "--format",
+        choices=EXPORT_FORMATS,
+        help="html (a standalone page), jsonl (the transcript as stored), markdown; "
+        "default: from -o's suffix (.html, .jsonl, .md), else html",
+    )
+    form.add_argument("--html", action="store_true", help="the same as --format html")
     export.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     export.set_defaults(run=_guarded(_export))
 
