@@ -17,13 +17,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import orjson
 
 from ..pipeline.errors import CorralError
 from ..pipeline.events import AgentInstallation, DiscoveryReport
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
 
 __all__ = ["register_cli"]
 
@@ -42,7 +45,7 @@ class AgentRow:
     install_hint: str | None = None
 
 
-async def _probe(runtime: Any, agent: AgentInstallation) -> AgentRow:
+async def _probe(runtime: Runtime, agent: AgentInstallation) -> AgentRow:
     row = AgentRow(
         id=agent.id,
         name=agent.name,
