@@ -197,6 +197,9 @@ async def exited(process: asyncio.subprocess.Process, timeout: float) -> None:
     await until(lambda: process.returncode is not None, timeout, what="the process reaped")
 
 
+FILLED = 512 * 1024  # more than the pipe (64 KiB) and our paused reader (128 KiB) take
+
+
 def written_bytes(pid: int) -> int:
     for line in Path(f"/proc/{pid}/io").read_text().splitlines():
         if line.startswith("wchar:"):
@@ -230,9 +233,11 @@ async def test_a_signal_ends_serve_even_when_the_app_has_stopped_reading(
     try:
         await open_and_prompt(process, tmp_path)
         async with asyncio.timeout(30):
-            # Now the app reads nothing more: wait until corral's writes stop (blocked).
+            # Now the app reads nothing more: wait until corral's writes stop (blocked),
+            # past what the pipe and our reader hold: a pause before the agent has
+            # started streaming is not a blocked writer.
             samples: list[int] = []
-            while len(samples) < 5 or len(set(samples[-5:])) > 1:
+            while len(samples) < 5 or len(set(samples[-5:])) > 1 or samples[-1] < FILLED:
                 samples.append(written_bytes(process.pid))
                 await asyncio.sleep(0.1)
         loop = asyncio.get_running_loop()
@@ -246,6 +251,7 @@ async def test_a_signal_ends_serve_even_when_the_app_has_stopped_reading(
         if process.returncode is None:
             process.kill()
             await exited(process, 30)
+        await process.stdout.read()  # to EOF: a pipe left open outlives the test's loop
     assert process.returncode == 0, stderr.decode()[-3000:]
     assert took < BOUND, f"exit took {took:.1f} s"
     assert b"read nothing" in stderr  # corral says why the rest of its output is lost
