@@ -13,10 +13,12 @@ read from corral's own environment, not the agents' `environ`);
 `transcripts=TranscriptSettings(...)` chooses where and how, an `Archive`
 shares one the caller owns (and closes), `False` keeps none.
 
-    async with Runtime() as rt:
-        session = await rt.open("claude", dir=".")
-        await session.prompt("hello")
-        async for event in session.events(): ...
+    async with Runtime() as rt, await rt.open("claude", dir=".") as session:
+        async for event in session.turn("hello"): ...
+
+What the body of `async with Runtime()` raises leaves it unchanged (the
+Runtime's task group would wrap it in an `ExceptionGroup`; `_unwrapped`
+takes it back out), so a caller catches `CorralError` as itself.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ from corral import (
     CorralError,
     ErrorKind,
     Event,
+    PermissionAnswer,
+    PermissionChoice,
     PermissionRequest,
     RequestClosed,
     RequestOpened,
@@ -150,6 +152,34 @@ async def test_turn_yields_one_turn_ending_with_its_turn_ended_and_the_session_g
         assert _texts(first) == ["You said: one"] and _texts(second) == ["You said: two"]
         assert first[-1].turn_info != second[-1].turn_info
         assert not session.ended
+
+
+async def test_a_turn_queued_behind_another_ends_with_its_own_turn_ended() -> None:
+    slow = [{"Sleep": 200}, {"Emit": {"TextDelta": {"message_id": "m", "text": "slow"}}}]
+    slow.append({"End": {"Completed": {"source": "Protocol"}}})
+    async with _runtime({"turns": [slow]}) as rt, await rt.open("mock", dir=".") as session:
+        await session.prompt("one")
+        events = [event async for event in session.turn("two")]
+    ended = [event for event in events if isinstance(event.kind, TurnEnded)]
+    started = [event for event in events if isinstance(event.kind, TurnStarted)]
+    assert len(ended) == 2 and ended[-1] is events[-1]
+    assert events[-1].turn_info == started[-1].turn_info != started[0].turn_info
+
+
+async def test_a_prompt_that_steers_the_running_turn_ends_with_that_turn() -> None:
+    rt = _runtime({"steer": True, "turns": [ASKS_THEN_ANSWERS]})  # runs until answered
+    events: list[Event] = []
+    async with rt, await rt.open("mock", dir=".") as session:
+        await session.prompt("one")
+        async with asyncio.timeout(10):  # a turn() that missed the steer would never end
+            async for event in session.turn("also this"):
+                events.append(event)
+                if isinstance(event.kind, RequestOpened):
+                    await session.answer("edit1", PermissionAnswer(PermissionChoice.ALLOW_ONCE))
+        after = [event async for event in session.turn("three")]
+    assert [isinstance(event.kind, TurnEnded) for event in events].count(True) == 1
+    assert isinstance(events[-1].kind, TurnEnded)
+    assert _texts(after) == ["You said: three"]
 
 
 async def test_a_turn_on_an_ended_session_says_it_has_ended() -> None:
