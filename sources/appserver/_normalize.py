@@ -212,7 +212,7 @@ class AppServerNormalizer:
             stop = Failed("the app-server closed the thread")
             out.append(TurnFinished(stop=stop, extensions={"appserver/status": "closed"}))
         message = f"the app-server closed thread {_str(params, 'threadId')}"
-        return [*out, WireFailed(kind=ErrorKind.SESSION_CLOSED.value, message=message)]
+        return [*out, WireFailed(kind=ErrorKind.SESSION_CLOSED, message=message)]
 
     def _turn_started(self, params: Json) -> list[DriverEvent]:
         self._in_turn = True

@@ -188,7 +188,7 @@ class SessionEvents(NormalizerState):
             reason = as_str(data, "errorReason", "no reason given")
             return [
                 WireFailed(
-                    kind=ErrorKind.PROTOCOL_FAILED.value,
+                    kind=ErrorKind.PROTOCOL_FAILED,
                     message=f"Copilot shut the session down: {reason}",
                 )
             ]
