@@ -11,11 +11,13 @@ does not support. Every line `corral serve` writes here goes through
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
 import pty
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -23,6 +25,7 @@ import sys
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -31,6 +34,7 @@ from corral.actors._cli_errors import one_line
 from corral.actors._config import ServeDefaults, load_serve_defaults
 from corral.sinks._color import use_color
 
+from tests.support.disks import tmpfs
 from tests.support.serve import ServeProcess
 
 CORRAL = (sys.executable, "-m", "corral.actors.cli")
@@ -123,14 +127,19 @@ def test_a_corral_home_that_is_a_file_is_one_line_saying_so(tmp_path: Path) -> N
     assert_one_line_error(result, 1, str(home), "CORRAL_HOME")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
 def test_a_read_only_corral_home_is_one_line_saying_so(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
-    home.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    try:
+    if os.geteuid() == 0:  # root writes into a chmod-ed folder: a read-only file system then
+        if shutil.which("mount") is None:
+            pytest.skip("running as root and no mount command: cannot make a read-only folder")
+        context: Any = tmpfs(home, "ro", "size=64k")
+    else:
+        home.mkdir()
+        home.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        context = contextlib.nullcontext(home)
+    with context:
         result = corral("transcripts", "list", env={"CORRAL_HOME": str(home)})
-    finally:
+    if os.geteuid() != 0:
         home.chmod(stat.S_IRWXU)
     assert_one_line_error(result, 1, str(home), "CORRAL_HOME")
 
