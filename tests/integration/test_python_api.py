@@ -215,6 +215,17 @@ async def test_query_yields_the_turn_then_closes_its_session() -> None:
     assert _texts(events) == ["You said: hi"]
 
 
+async def test_query_without_a_runtime_runs_its_own_and_its_errors_come_out_as_themselves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CORRAL_HOME", str(tmp_path))  # its Runtime's archive
+    options = SessionOptions(agent="nonexistent-agent-binary", dir=str(tmp_path))
+    with pytest.raises(CorralError) as raised:
+        async for _ in query(prompt="hi", options=options):
+            pass
+    assert raised.value.kind is ErrorKind.NOT_INSTALLED
+
+
 async def test_query_declines_a_permission_request_nobody_can_answer() -> None:
     recorders = Recorders()
     script = parse_script({"turns": [ASKS_THEN_ANSWERS]})

@@ -81,6 +81,12 @@ def _against_the_mock(example: str, script: Path) -> str:
     return "from corral import load_script\n" + mocked.replace('"claude"', '"mock"')
 
 
+def test_the_python_example_needs_no_deep_import() -> None:
+    example = _python_example()
+    assert "from corral import" in example
+    assert not re.search(r"\b(from|import) corral\.", example)
+
+
 def test_the_python_example_runs_against_the_mock_agent(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [MOCK_TURN]}))
