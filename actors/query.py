@@ -4,7 +4,9 @@ What flows in: a prompt and the session's options (`SessionOptions`: the
 agent, the folder, the rest); a Runtime to run in, or none (then `query`
 runs its own for the duration). What flows out: the events of the prompt's
 turn, ending with its `TurnEnded`. The session is opened for the query and
-closed however the iteration ends (finished, broken off, failed).
+closed however the iteration ends (finished, broken off, failed); a loop
+broken off early closes it when the generator is closed, which
+`async with contextlib.aclosing(query(...)) as events:` makes immediate.
 
 Nobody can answer a request in a one-shot query, so a permission request
 the policy leaves to the app is yielded, then declined (`DenyOnce`, else
