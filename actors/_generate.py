@@ -61,7 +61,7 @@ from ..pipeline.events import (
     stop_to_wire,
 )
 from ..pipeline.policy import Decide, Forward, PolicyContext, Verdict
-from ..pipeline.records import SinkItem
+from ..pipeline.records import Decider, SinkItem
 
 if TYPE_CHECKING:
     from ..sources.catalog import CatalogEntry
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Collector", "Decline", "generate_text"]
 
-DECIDED_BY = "generate"
+DECIDED_BY = Decider.GENERATE
 _DENIAL = "generate runs without tools: answer in text only"
 
 

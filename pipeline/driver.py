@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import attrs
 
 from .commands import McpServer, PermissionMode, RollbackScope
+from .errors import ErrorKind
 from .events import (
     AgentDetails,
     Answer,
@@ -215,10 +216,11 @@ class AgentExited:
 class WireFailed:
     """The wire cannot go on (auth lost, protocol broken): the session ends.
 
-    `kind` is an `ErrorKind` value (AuthRequired, ProtocolFailed...).
+    `kind` is the error the app sees (AuthRequired, ProtocolFailed...): an
+    `ErrorKind`, so a misspelt kind is a type error, not an engine crash.
     """
 
-    kind: str
+    kind: ErrorKind = attrs.field(validator=attrs.validators.instance_of(ErrorKind))
     message: str
 
 

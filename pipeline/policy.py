@@ -28,6 +28,7 @@ from .events import (
     Request,
     ToolKind,
 )
+from .records import Outcome
 
 __all__ = ["Decide", "Forward", "ModePolicy", "Policy", "PolicyContext", "Verdict", "decision_name"]
 
@@ -83,15 +84,16 @@ class ModePolicy:
         return Forward()
 
 
-_DECISION_NAMES = {
-    PermissionChoice.ALLOW_ONCE: "allow_once",
-    PermissionChoice.ALLOW_ALWAYS: "allow_always",
-    PermissionChoice.DENY_ONCE: "deny_once",
-    PermissionChoice.DENY_ALWAYS: "deny_always",
+_OUTCOMES = {
+    PermissionChoice.ALLOW_ONCE: Outcome.ALLOW_ONCE,
+    PermissionChoice.ALLOW_ALWAYS: Outcome.ALLOW_ALWAYS,
+    PermissionChoice.DENY_ONCE: Outcome.DENY_ONCE,
+    PermissionChoice.DENY_ALWAYS: Outcome.DENY_ALWAYS,
 }
 
 
-def decision_name(answer: Answer) -> str:
+def decision_name(answer: Answer) -> Outcome:
+    """The `Decision.decision` an answer makes."""
     if isinstance(answer, QuestionsAnswer):
-        return "answered"
-    return _DECISION_NAMES[answer.choice]
+        return Outcome.ANSWERED
+    return _OUTCOMES[answer.choice]

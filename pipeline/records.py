@@ -12,12 +12,24 @@ recording one never makes a gap and the app never sees one.
 
 from __future__ import annotations
 
+import enum
+
 import attrs
 
 from .errors import CorralError
 from .events import Event, SessionInfo, SystemTime
 
-__all__ = ["Closed", "Decision", "Opened", "Prompted", "SessionFailed", "SinkItem"]
+__all__ = [
+    "CloseReason",
+    "Closed",
+    "Decider",
+    "Decision",
+    "Opened",
+    "Outcome",
+    "Prompted",
+    "SessionFailed",
+    "SinkItem",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -42,19 +54,42 @@ class Prompted:
     attachments: tuple[str, ...] = ()
 
 
+class Outcome(enum.StrEnum):
+    """How a request ended (`Decision.decision`); the value is the wire's word."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    DENY_ONCE = "deny_once"
+    DENY_ALWAYS = "deny_always"
+    ANSWERED = "answered"  # questions
+    CANCELLED = "cancelled"
+    TIMEOUT = "timeout"
+
+
+class Decider(enum.StrEnum):
+    """Who decided a request, where it was not a policy's rule, guard or mode."""
+
+    APP = "app"
+    TIMEOUT = "timeout"
+    CANCEL = "cancel"
+    TURN_END = "turn_end"
+    SHUTDOWN = "shutdown"
+    AGENT = "agent"  # the agent withdrew it
+    GENERATE = "generate"  # the policy of a `generate` session
+    LIMIT = "limit"  # too many requests open at once
+
+
 @attrs.frozen(kw_only=True)
 class Decision:
     """How one request ended: exactly one per request.
 
-    `decision`: allow_once, allow_always, deny_once, deny_always, answered
-    (questions), cancelled, timeout. `decided_by`: `rule:<id>`, `guard:<id>`,
-    `mode:<mode>`, app, timeout, cancel, turn_end, shutdown, agent, generate
-    (the policy of a `generate` session).
+    `decided_by`: `rule:<id>`, `guard:<id>`, `mode:<mode>` (a policy's
+    decision, see `pipeline/policy.py`), or a `Decider`.
     """
 
     session_id: str
     request_id: str
-    decision: str
+    decision: Outcome
     decided_by: str
     at: SystemTime
     waited_seconds: float = 0.0
@@ -66,8 +101,8 @@ class Decision:
     def to_wire(self) -> dict[str, object]:
         return {
             "request_id": self.request_id,
-            "decision": self.decision,
-            "decided_by": self.decided_by,
+            "decision": str(self.decision),
+            "decided_by": str(self.decided_by),
             "waited_seconds": round(self.waited_seconds, 6),
             "request_kind": self.request_kind,
             "tool_kind": self.tool_kind,
@@ -80,10 +115,19 @@ class SessionFailed:
     error: CorralError
 
 
+class CloseReason(enum.StrEnum):
+    """Why a session ended (`Closed.reason`), the `closed` line's word."""
+
+    CLOSED = "closed"
+    EXITED = "exited"
+    FAILED = "failed"
+    SHUTDOWN = "shutdown"
+
+
 @attrs.frozen(kw_only=True)
 class Closed:
     session_id: str
-    reason: str  # closed, exited, failed, shutdown
+    reason: CloseReason
     at: SystemTime
     events: int = 0
     turns: int = 0

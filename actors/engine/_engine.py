@@ -77,7 +77,7 @@ from ...pipeline.events import (
 )
 from ...pipeline.fidelity import refuse_attachments
 from ...pipeline.policy import ModePolicy, Policy, PolicyContext
-from ...pipeline.records import SinkItem
+from ...pipeline.records import Decider, Outcome, SinkItem
 from ._facts import Facts
 from ._output import Output
 from ._phase import EngineBug, Phase, PhaseMachine, Trigger
@@ -265,7 +265,7 @@ class Engine:
         if clear_queue:
             self._prompts.drop_all()
         if self._turns.current is not None and not self._machine.cancelling:
-            self._requests.withdraw_all(decided_by="cancel")
+            self._requests.withdraw_all(decided_by=Decider.CANCEL)
             self._turns.cancel()
         self._settle_status()
 
@@ -302,7 +302,7 @@ class Engine:
 
     def _shut(self, stop: Cancelled | Failed, error: CorralError) -> None:
         """Everything pending fails with `error`; the running turn ends with `stop`."""
-        self._requests.withdraw_all(decided_by="shutdown")
+        self._requests.withdraw_all(decided_by=Decider.SHUTDOWN)
         self._prompts.drop_steer(error)
         self._facts.fail_pending(error)
         self._prompts.clear()
@@ -312,7 +312,7 @@ class Engine:
 
     def _end_turn(self, stop: StopReason, extensions: dict[str, object] | None = None) -> None:
         self._prompts.requeue_steer()
-        decided_by = "cancel" if isinstance(stop, Cancelled) else "turn_end"
+        decided_by = Decider.CANCEL if isinstance(stop, Cancelled) else Decider.TURN_END
         self._requests.withdraw_all(decided_by=decided_by)
         self._turns.end(stop, extensions)
 
@@ -336,7 +336,9 @@ class Engine:
             case RequestAsked():
                 self._requests.on_request(event)
             case RequestWithdrawn(request_id=request_id):
-                self._requests.close_request(request_id, decision="cancelled", decided_by="agent")
+                self._requests.close_request(
+                    request_id, decision=Outcome.CANCELLED, decided_by=Decider.AGENT
+                )
             case SteerVerdict(prompt_id=prompt_id, accepted=accepted):
                 self._on_steer_verdict(prompt_id, accepted)
             case ConfigApplied(option=option, value=value):
@@ -357,7 +359,7 @@ class Engine:
                     CorralError(ErrorKind.PROCESS_EXITED, message, status=status, stderr=stderr)
                 )
             case WireFailed(kind=kind, message=message):
-                self._fail(CorralError(ErrorKind(kind), message))
+                self._fail(CorralError(kind, message))
         self._settle_status()
 
     def _on_steer_verdict(self, prompt_id: str, accepted: bool) -> None:

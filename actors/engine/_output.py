@@ -20,7 +20,7 @@ from collections.abc import Callable
 from ...pipeline.driver import DriverCommand
 from ...pipeline.errors import CorralError
 from ...pipeline.events import Event, EventKind, SessionInfo, SystemTime, TurnContext
-from ...pipeline.records import Closed, Opened, Prompted, SessionFailed, SinkItem
+from ...pipeline.records import Closed, CloseReason, Opened, Prompted, SessionFailed, SinkItem
 from ._state import QueuedPrompt
 
 __all__ = ["Output"]
@@ -89,7 +89,7 @@ class Output:
         self.outbox.append(
             Closed(
                 session_id=self.session_id,
-                reason="closed" if failure is None else "failed",
+                reason=CloseReason.CLOSED if failure is None else CloseReason.FAILED,
                 at=self.now_wall(),
                 events=self.sequence,
                 turns=turns,

@@ -39,7 +39,7 @@ from ...pipeline.events import (
     ToolUpdated,
 )
 from ...pipeline.policy import Decide, Policy, PolicyContext, decision_name
-from ...pipeline.records import Decision
+from ...pipeline.records import Decider, Decision, Outcome
 from ._answers import refusal
 from ._output import Output
 from ._state import OpenRequest, RecentIds
@@ -105,7 +105,7 @@ class Requests:
             # The turn is being cancelled: the answer can only be "no".
             self._out.command(Withdraw(request.id))
             self.closed.add(request.id)
-            self._out.record(self._decision(request, "cancelled", "cancel", 0.0))
+            self._out.record(self._decision(request, Outcome.CANCELLED, Decider.CANCEL, 0.0))
             return
         if isinstance(request, PermissionRequest) and request.tool.id not in self._turns.tool_owner:
             # The app sees the tool before the request about it.
@@ -171,20 +171,20 @@ class Requests:
         if isinstance(request, PermissionRequest) and PermissionChoice.DENY_ONCE in request.options:
             deny = PermissionAnswer(PermissionChoice.DENY_ONCE)
             self._out.command(Respond(request_id=request.id, answer=deny, message=message))
-            decision = "deny_once"
+            decision = Outcome.DENY_ONCE
         else:
             self._out.command(Withdraw(request.id))
-            decision = "cancelled"
+            decision = Outcome.CANCELLED
         self.closed.add(request.id)
         self._turns.emit(
             Diagnostic(level=DiagnosticLevel.WARNING, message=message),
             parent_tool_id=asked.parent_tool_id,
             extensions={"corral/declined_request": request.id},
         )
-        self._out.record(self._decision(request, decision, "limit", 0.0))
+        self._out.record(self._decision(request, decision, Decider.LIMIT, 0.0))
 
     def _decision(
-        self, request: Request, decision: str, decided_by: str, waited: float
+        self, request: Request, decision: Outcome, decided_by: str, waited: float
     ) -> Decision:
         turn = self._turns.current
         return Decision(
@@ -212,9 +212,9 @@ class Requests:
         if refused is not None:
             raise CorralError(ErrorKind.INVALID_REQUEST, refused, request=request_id)
         self._out.command(Respond(request_id=request_id, answer=answer))
-        self._close(open_request, decision_name(answer), "app")
+        self._close(open_request, decision_name(answer), Decider.APP)
 
-    def _close(self, open_request: OpenRequest, decision: str, decided_by: str) -> None:
+    def _close(self, open_request: OpenRequest, decision: Outcome, decided_by: str) -> None:
         request = open_request.request
         del self.open[request.id]
         self.closed.add(request.id)
@@ -231,18 +231,18 @@ class Requests:
         self._out.record(record)
         self._turns.touch()  # an answer re-arms the quiet window
 
-    def close_request(self, request_id: str, *, decision: str, decided_by: str) -> None:
+    def close_request(self, request_id: str, *, decision: Outcome, decided_by: Decider) -> None:
         """Withdraw one open request; the agent is told unless it withdrew it."""
         open_request = self.open.get(request_id)
         if open_request is None:
             return
-        if decided_by != "agent":
+        if decided_by is not Decider.AGENT:
             self._out.command(Withdraw(request_id))
         self._close(open_request, decision, decided_by)
 
-    def withdraw_all(self, *, decided_by: str) -> None:
+    def withdraw_all(self, *, decided_by: Decider) -> None:
         for request_id in list(self.open):
-            self.close_request(request_id, decision="cancelled", decided_by=decided_by)
+            self.close_request(request_id, decision=Outcome.CANCELLED, decided_by=decided_by)
 
     # ---- deadlines -------------------------------------------------------------
 
@@ -260,7 +260,7 @@ class Requests:
                 self._out.command(
                     Respond(request_id=request.id, answer=default.answer, message=default.message)
                 )
-                self._close(open_request, decision_name(default.answer), "timeout")
+                self._close(open_request, decision_name(default.answer), Decider.TIMEOUT)
             elif (
                 isinstance(request, PermissionRequest)
                 and PermissionChoice.DENY_ONCE in request.options
@@ -272,7 +272,7 @@ class Requests:
                         message="no answer before the deadline",
                     )
                 )
-                self._close(open_request, "timeout", "timeout")
+                self._close(open_request, Outcome.TIMEOUT, Decider.TIMEOUT)
             else:
                 self._out.command(Withdraw(request.id))
-                self._close(open_request, "timeout", "timeout")
+                self._close(open_request, Outcome.TIMEOUT, Decider.TIMEOUT)

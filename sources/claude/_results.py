@@ -127,6 +127,6 @@ def auth_failure(frame: Mapping[str, Any]) -> WireFailed | None:
     message = frame.get("message")
     text = user_text(message.get("content")) if isinstance(message, dict) else None
     return WireFailed(
-        kind=ErrorKind.AUTH_REQUIRED.value,
+        kind=ErrorKind.AUTH_REQUIRED,
         message=f"Claude Code is not logged in: {text or error}",
     )

@@ -160,7 +160,7 @@ def test_losing_auth_mid_turn_ends_the_turn_failed_once_and_errors_the_session()
     engine, _ = make_engine()
     engine.prompt("one")
     engine.on_driver_event(TurnBegan())
-    engine.on_driver_event(WireFailed(kind="AuthRequired", message="the login expired"))
+    engine.on_driver_event(WireFailed(kind=ErrorKind.AUTH_REQUIRED, message="the login expired"))
     engine.on_driver_event(TurnFinished(stop=Completed()))  # whatever the wire says after
     produced = events(engine)
     ends = [e.kind for e in produced if isinstance(e.kind, TurnEnded)]

@@ -22,7 +22,7 @@ from corral.pipeline.events import (
     TurnEnded,
     TurnStarted,
 )
-from corral.pipeline.records import Closed, Opened
+from corral.pipeline.records import Closed, CloseReason, Opened
 from corral.sinks.transcript import TranscriptWriter, WriterSettings
 
 AGENT = AgentInstallation(
@@ -66,7 +66,9 @@ def turn(first: int, text: str, *, message: str = "m1", prompt: str = "p1") -> l
 
 
 def closed(events: int, turns: int = 1, reason: str = "closed") -> Closed:
-    return Closed(session_id="s1", reason=reason, at=at(10_000), events=events, turns=turns)
+    return Closed(
+        session_id="s1", reason=CloseReason(reason), at=at(10_000), events=events, turns=turns
+    )
 
 
 def writer(path: Path, **settings: object) -> TranscriptWriter:

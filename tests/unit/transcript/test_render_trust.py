@@ -29,7 +29,7 @@ from corral.pipeline.events import (
     TurnEnded,
     TurnStarted,
 )
-from corral.pipeline.records import Decision, Prompted
+from corral.pipeline.records import Decision, Outcome, Prompted
 from corral.sinks.transcript import read_transcript
 from corral.sinks.transcript._paths import files_of
 from corral.sinks.transcript._render import render_html, render_show
@@ -115,7 +115,7 @@ def _session(tmp_path: Path) -> Path:
         Decision(
             session_id="s1",
             request_id="r1",
-            decision="allow_once",
+            decision=Outcome.ALLOW_ONCE,
             decided_by="rule:safe-edits",
             at=at(3),
             turn_id="t1",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from corral.pipeline.errors import CorralError, ErrorKind
 from corral.pipeline.events import TextDelta
-from corral.pipeline.records import Decision, Prompted, SessionFailed
+from corral.pipeline.records import Decision, Outcome, Prompted, SessionFailed
 from corral.sinks.transcript import (
     FORMAT_VERSION,
     FsyncPolicy,
@@ -34,7 +34,7 @@ def test_a_session_is_a_header_its_records_in_order_and_a_footer(tmp_path: Path)
     path = tmp_path / "t.jsonl"
     events = turn(1, "hello")
     decision = Decision(
-        session_id="s1", request_id="r1", decision="allow_once", decided_by="app", at=at(3)
+        session_id="s1", request_id="r1", decision=Outcome.ALLOW_ONCE, decided_by="app", at=at(3)
     )
     prompt = Prompted(session_id="s1", prompt_id="p1", text="say hello", at=at(0))
     writer(path).write([opened(), prompt, *events[:3], decision, *events[3:], closed(6)])

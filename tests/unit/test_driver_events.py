@@ -1,0 +1,48 @@
+"""The typed values between a driver, the engine and the sinks.
+
+A driver names the error a dead wire becomes with an `ErrorKind`, so a
+misspelt kind fails where it is written, not later inside the engine; the
+records a session leaves (`Decision`, `Closed`) carry enums whose values are
+the words the wire and the transcript have always used.
+"""
+
+from __future__ import annotations
+
+import pytest
+from corral.pipeline.driver import WireFailed
+from corral.pipeline.errors import ErrorKind
+from corral.pipeline.events import PermissionAnswer, PermissionChoice, QuestionsAnswer, SystemTime
+from corral.pipeline.policy import decision_name
+from corral.pipeline.records import Closed, CloseReason, Decider, Decision, Outcome
+
+
+def test_a_wire_failure_names_an_error_kind_and_a_typo_fails_where_it_is_made() -> None:
+    failed = WireFailed(kind=ErrorKind.AUTH_REQUIRED, message="the login expired")
+    assert failed.kind is ErrorKind.AUTH_REQUIRED
+    with pytest.raises(TypeError):
+        WireFailed(kind="AuthRequred", message="a typo")  # type: ignore[arg-type]
+
+
+def test_decisions_are_enums_whose_wire_words_did_not_change() -> None:
+    decision = Decision(
+        session_id="s1",
+        request_id="r1",
+        decision=decision_name(PermissionAnswer(PermissionChoice.DENY_ALWAYS)),
+        decided_by=Decider.TURN_END,
+        at=SystemTime(1, 0),
+    )
+    assert decision.decision is Outcome.DENY_ALWAYS
+    wire = decision.to_wire()
+    assert wire["decision"] == "deny_always" and type(wire["decision"]) is str
+    assert wire["decided_by"] == "turn_end" and type(wire["decided_by"]) is str
+    assert decision_name(QuestionsAnswer(())) is Outcome.ANSWERED
+
+
+def test_a_closed_record_says_why_with_an_enum() -> None:
+    closed = Closed(session_id="s1", reason=CloseReason.SHUTDOWN, at=SystemTime(1, 0))
+    assert closed.reason == "shutdown" and {r.value for r in CloseReason} == {
+        "closed",
+        "exited",
+        "failed",
+        "shutdown",
+    }
