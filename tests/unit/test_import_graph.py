@@ -153,6 +153,7 @@ NAMES_PROVIDERS = frozenset(
     {
         "sources/registry.py",
         "actors/cli.py",
+        "actors/_cli_inputs.py",  # `--mock NAME|FILE`, read for the CLI
         "actors/demo.py",
         "actors/runtime.py",
         f"{FRONT.as_posix()}/__init__.py",
