@@ -8,6 +8,12 @@ resolves after `at_most` seconds. No task per input, nothing left behind:
 the future is unwatched from every channel and the timer cancelled
 whichever comes first. After a wait the task looks again at everything it
 reads (`try_receive`, its own state); the wakeup says only "look now".
+
+Its users: the session actor (driver events, app commands, deadlines), the
+line writer, the driver kit's inbox (the driver's own events and the
+agent's frames), and the mock agent's pauses (side commands; an interrupt
+or an answer kicks it). Something that is not a channel (a flag another
+task sets) is a `kick` from the task that sets it, never a task per input.
 """
 
 from __future__ import annotations

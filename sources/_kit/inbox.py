@@ -19,17 +19,16 @@ bounded; a full one pauses the task that puts.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import Awaitable
 from typing import Generic, TypeVar
 
 import attrs
 
 from ...pipeline.channels import BrokenChannel, Channel, ChannelClosed, EndOfChannel
 from ...pipeline.driver import DriverEvent
+from ...pipeline.wakeup import Wakeup
 
-__all__ = ["Inbox", "Local", "first_of"]
+__all__ = ["Inbox", "Local"]
 
 F = TypeVar("F")
 
@@ -41,20 +40,11 @@ class Local:
     events: tuple[DriverEvent, ...]
 
 
-async def first_of(*waits: Awaitable[object]) -> None:
-    """Wait until one of `waits` is done; cancel the others (bound it with `asyncio.timeout`)."""
-    futures = [asyncio.ensure_future(wait) for wait in waits]
-    try:
-        await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for future in futures:
-            future.cancel()
-
-
 class Inbox(Generic[F]):
     def __init__(self, *, name: str, frames: int, local: int = 16) -> None:
         self.frames: Channel[F | Local] = Channel(frames, name=name)
         self._local: Channel[Local] = Channel(local, name=f"{name}-local")
+        self._either = Wakeup(self.frames, self._local)
 
     async def put_local(self, *events: DriverEvent) -> None:
         """Events served before the next agent frame."""
@@ -88,7 +78,7 @@ class Inbox(Generic[F]):
         if self._local.closed:  # aborted at stop: only the agent's output is left
             await self.frames.wait_readable()
         else:
-            await first_of(self.frames.wait_readable(), self._local.wait_readable())
+            await self._either.wait()
 
     def abort_local(self) -> None:
         """Stop taking local events (a task putting one is released)."""

@@ -15,7 +15,6 @@ steps.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import deque
 from typing import Protocol
@@ -33,7 +32,7 @@ from ...pipeline.events import (
     RequestOpened,
     TextDelta,
 )
-from .._kit.inbox import first_of
+from ...pipeline.wakeup import Wakeup
 from ._script import (
     AwaitAnswer,
     Die,
@@ -110,6 +109,8 @@ class MockDriver:
         self._awaiting: str | None = None  # request id the script waits on
         self._turn_index = 0
         self._stopped = asyncio.Event()
+        # A pause wakes on a side command, or a kick: interrupt, answer, stop.
+        self._wakeup = Wakeup(self._inbox)
 
     async def start(self, tasks: asyncio.TaskGroup) -> driver.Handshake:
         token = None
@@ -134,15 +135,18 @@ class MockDriver:
         match command:
             case driver.Interrupt():
                 self._interrupt.set()
+                self._wakeup.kick()
             case driver.Respond(request_id=request_id) | driver.Withdraw(request_id=request_id):
                 if request_id == self._awaiting:
                     self._answered.set()
+                    self._wakeup.kick()
             case _:
                 await self._inbox.send(command)
 
     async def stop(self, grace: float) -> None:
         self._stopped.set()
         self._inbox.close()
+        self._wakeup.kick()
 
     async def run(self, events_out: driver.EventSink) -> None:
         try:
@@ -327,12 +331,7 @@ class MockDriver:
             remaining = None if deadline is None else deadline - loop.time()
             if remaining is not None and remaining <= 0:
                 return
-            waits = [self._interrupt.wait(), self._inbox.wait_readable()]
-            if until is not None:
-                waits.append(until.wait())
-            with contextlib.suppress(TimeoutError):  # the pause is over: checked above
-                async with asyncio.timeout(remaining):
-                    await first_of(*waits)
+            await self._wakeup.wait(at_most=remaining)  # then look again, above
             await self._between_steps(events_out)
         if self._interrupt.is_set():
             raise _Interrupted

@@ -30,6 +30,8 @@ from corral.sources._kit.inbox import Inbox, Local
 from corral.sources._kit.problems import ProblemKind, WireProblem, tally
 from corral.sources._process import AgentProcess
 
+from tests.support.waiting import settled
+
 
 class _Counts:
     """An observer that keeps what the telemetry was told."""
@@ -156,6 +158,18 @@ async def test_a_stopped_inbox_takes_nothing_and_releases_a_waiting_putter() -> 
     assert blocked.done()
     await inbox.put_behind("late")  # no error: the session is over
     assert await inbox.next() is None
+
+
+async def test_a_waiting_inbox_wakes_on_either_channel_with_no_task_per_channel() -> None:
+    inbox: Inbox[str] = Inbox(name="t", frames=4)
+    for put in (inbox.put_local(TurnBegan()), inbox.frames.send("frame 1")):
+        waiting = asyncio.create_task(inbox.next())
+        await settled()
+        # One wait on both channels (a Wakeup), not a helper task per channel.
+        assert asyncio.all_tasks() == {asyncio.current_task(), waiting}
+        await put
+        async with asyncio.timeout(5):
+            assert await waiting in (Local((TurnBegan(),)), "frame 1")
 
 
 # ---- the base driver on a real process -------------------------------------------------
