@@ -20,6 +20,10 @@ every permission reaches corral:
   command that is not known to be safe);
 - `qwen`: `qwen --acp` (Qwen Code).
 
+Native transcripts (`corral import`): `gemini` declares Gemini CLI's own
+chat files (`_native_gemini.py`), and the wire-only `acp` entry declares
+corral's own `--record-wire` files of any ACP agent (`_native_wire.py`).
+
 A recipe's `bypass_env` (the agent's own "allow everything" switches) is
 dropped from the environment, whether it came from corral's or the app's;
 its `env` is set after the app's, so the app cannot turn the asking off.
@@ -44,9 +48,11 @@ from ...pipeline.events import AgentDetails, AgentInstallation
 from ...pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from .._jsonrpc import Incoming, JsonRpcPeer
 from .._process import AgentProcess
-from ..catalog import CatalogEntry, DriverFactory, Prober
+from ..catalog import CatalogEntry, DriverFactory, NativeTranscripts, Prober
 from ._driver import AcpDriver, AcpRecipe
 from ._handshake import AuthChoice, AuthPolicy, details_of, initialize
+from ._native_gemini import read_gemini_session, recognizes_gemini_line
+from ._native_wire import read_acp_wire, recognizes_acp_wire_line
 
 __all__ = ["RECIPES", "catalog_entries"]
 
@@ -105,6 +111,20 @@ _ENTRIES: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("qwen", "Qwen Code", "qwen", "npm install -g @qwen-code/qwen-code"),
 )
+
+
+# The session files the agents write themselves, as `corral import` reads them.
+NATIVE_TRANSCRIPTS: dict[str, NativeTranscripts] = {
+    "acp": NativeTranscripts(  # <transcript id>.wire.jsonl, beside a corral transcript
+        format="acp", name="ACP agent", recognizes=recognizes_acp_wire_line, read=read_acp_wire
+    ),
+    "gemini": NativeTranscripts(  # ~/.gemini/tmp/<project>/chats/session-*.jsonl
+        format="gemini",
+        name="Gemini CLI",
+        recognizes=recognizes_gemini_line,
+        read=read_gemini_session,
+    ),
+}
 
 
 def driver_factory(recipe: AcpRecipe, environ: Mapping[str, str] | None) -> DriverFactory:
@@ -174,6 +194,7 @@ def catalog_entries(environ: Mapping[str, str] | None = None) -> list[CatalogEnt
             make_driver=driver_factory(RECIPES["acp"], environ),
             probe=prober(RECIPES["acp"]),
             wire_only=True,
+            native_transcripts=NATIVE_TRANSCRIPTS["acp"],
         )
     ]
     for agent_id, name, executable, hint in _ENTRIES:
@@ -186,6 +207,7 @@ def catalog_entries(environ: Mapping[str, str] | None = None) -> list[CatalogEnt
                 install_hint=hint,
                 make_driver=driver_factory(recipe, environ),
                 probe=prober(recipe),
+                native_transcripts=NATIVE_TRANSCRIPTS.get(agent_id),
             )
         )
     return entries

@@ -780,7 +780,7 @@ def test_importing_many_files_shows_progress_and_says_why_each_skipped_one_was(
         fixtures / "codex/rollouts",
         fixtures / "copilot/sessions",
     ]
-    wires = fixtures / "acp"  # recorded ACP wires: not a transcript format
+    wires = fixtures / "appserver"  # recorded app-server frames: not a transcript format
     sessions = [path for folder in native for path in folder.glob("*.jsonl")]
     strays = sorted(wires.glob("*.jsonl"))
     total = len(sessions) + len(strays)
