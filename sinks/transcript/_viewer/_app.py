@@ -74,11 +74,19 @@ async def _guard(request: web.Request, handler: Any) -> web.StreamResponse:
     settings = request.app[_SETTINGS]
     if settings.loopback_only and (request.url.host or "") not in _LOOPBACK_NAMES:
         raise web.HTTPMisdirectedRequest(text="this viewer answers on its loopback address only")
-    response: web.StreamResponse = await handler(request)
-    response.headers["Content-Security-Policy"] = _CSP
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    try:
+        response: web.StreamResponse = await handler(request)
+    except web.HTTPException as error:  # a 404 or 405 is a page too
+        _secure(error.headers)
+        raise
+    _secure(response.headers)
     return response
+
+
+def _secure(headers: Any) -> None:
+    headers["Content-Security-Policy"] = _CSP
+    headers["X-Content-Type-Options"] = "nosniff"
+    headers["Referrer-Policy"] = "no-referrer"
 
 
 def _html(text: str) -> web.Response:

@@ -28,7 +28,7 @@ from corral.pipeline.events import (
     TurnStarted,
 )
 from corral.pipeline.records import Opened, Prompted
-from corral.sinks.transcript import read_transcript
+from corral.sinks.transcript import read_transcript, repair
 from corral.sinks.transcript._paths import files_of
 from corral.sinks.transcript._render import render_html
 from corral.sinks.transcript._viewer._app import ViewerSettings, make_app
@@ -267,3 +267,13 @@ def test_only_loopback_is_served_without_allow_remote_and_remote_is_warned_about
             check_host(host, allow_remote=False)
         warning = check_host(host, allow_remote=True)
         assert warning is not None and "anyone who can reach this address" in warning
+
+
+async def test_a_transcript_corral_repaired_is_listed_as_repaired(archive: Path) -> None:
+    assert repair(files_of(archive / "2025-06-03" / "crashed.jsonl")) is not None
+    async with _client(archive) as client:
+        page = await (await client.get("/?status=repaired")).text()
+        missing = await client.get("/session/nothing-here")
+    assert _ids(page) == ["crashed"]
+    assert missing.status == 404  # and an error page carries the same policy
+    assert "script-src 'self'" in missing.headers["Content-Security-Policy"]
