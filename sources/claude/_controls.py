@@ -12,8 +12,12 @@ follow-up `cancel_async_message`).
   under `still_queued` (a CLI that ignores `cancel_queued`) is withdrawn
   with `cancel_async_message`.
 - `cancel_message`: `cancelled: true` ends that prompt's turn `Cancelled`.
-- `model` / `mode`: `ConfigApplied` with the value asked for, or
-  `ConfigRefused` with the CLI's reason.
+- `model` / `mode` / `effort` (`apply_flag_settings {effortLevel}`):
+  `ConfigApplied` with the value asked for, or `ConfigRefused` with the
+  CLI's reason.
+- `rewind` (`rewind_files` for a rollback with files, `_rollback.py`):
+  success with `canRewind` makes the fork ready (the driver then replaces
+  the process); anything else refuses the rollback (`RollbackVerdict`).
 - `usage` (`get_usage` after a turn on a claude.ai plan): `PlanUsageUpdated`
   when the answer holds a window; nothing otherwise (see `_usage.py`); an
   error answer (a CLI without `get_usage`) ends the asking for this process.
@@ -24,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...pipeline.driver import ConfigApplied, ConfigRefused, DriverEvent, Emitted
+from ...pipeline.driver import ConfigApplied, ConfigRefused, DriverEvent, Emitted, RollbackVerdict
 from ...pipeline.events import PlanUsageUpdated
 from ._json import field_obj
 from ._usage import usage_update
@@ -50,6 +54,20 @@ def _interrupted(protocol: ProtocolCore, payload: Mapping[str, Any]) -> list[Dri
     return events
 
 
+def _rewound(
+    protocol: ProtocolCore, ok: bool, payload: Mapping[str, Any], error: str
+) -> list[DriverEvent]:
+    point, protocol.rolling = protocol.rolling, None
+    if point is None:
+        return []
+    if ok:
+        protocol.fork = point
+        return []
+    reason = payload.get("error") if isinstance(payload.get("error"), str) else error
+    reason = f"Claude Code cannot rewind the files: {reason}"
+    return [RollbackVerdict(accepted=False, reason=reason)]
+
+
 def control_outcome(
     protocol: ProtocolCore, kind: str, value: str, response: Mapping[str, Any]
 ) -> list[DriverEvent]:
@@ -68,12 +86,16 @@ def control_outcome(
         protocol.reads_usage = ok  # a CLI that refused it once is not asked again
         usage = usage_update(response, protocol.wall_clock_ns())
         return [] if usage is None else [Emitted(kind=PlanUsageUpdated(usage))]
+    if kind == "rewind":
+        return _rewound(protocol, ok and payload.get("canRewind") is True, payload, error)
     if kind == "cancel_message":
         return protocol.finish_if_current(value) if ok and payload.get("cancelled") else []
     if not ok:
         return [ConfigRefused(option=kind, reason=error)]
     if kind == "mode":
         protocol.mode = value
+    elif kind == "effort":
+        protocol.effort = value
     else:
         protocol.model = value
     return [ConfigApplied(option=kind, value=value)]

@@ -3,8 +3,10 @@
 One `ProtocolCore` holds everything the inbound handlers and the outgoing
 encoder share: the running turn (our prompt's uuid, whether it began,
 whether we interrupted it), the turns that ended (so late frames for them
-are dropped), open `can_use_tool` requests, our own control requests
-awaiting a response, and replies waiting to be written. A turn ends in one
+are dropped), the conversation's chain of turns (what a rollback may cut,
+`_rollback.py`) and a rollback under way, open `can_use_tool` requests,
+our own control requests awaiting a response, and replies waiting to be
+written. A turn ends in one
 place, `_finish`, which sends `TurnBegan` first if the wire never did.
 """
 
@@ -18,18 +20,30 @@ from typing import Any
 
 import attrs
 
-from ...pipeline.driver import ConfigRefused, DriverEvent, RequestWithdrawn, TurnBegan, TurnFinished
+from ...pipeline.driver import (
+    ConfigRefused,
+    DriverEvent,
+    RequestWithdrawn,
+    RollbackVerdict,
+    TurnBegan,
+    TurnFinished,
+)
 from ...pipeline.events import Cancelled, Failed, StopReason
 from ...pipeline.framing import LineSplitter
 from ._content import Content
 from ._encode import control_request, encode
 from ._requests import AskedTool
+from ._rollback import ForkPoint, History
 from ._usage import USAGE_REQUEST, has_plan
 
 __all__ = ["CONFIG_REQUESTS", "Pending", "ProtocolCore", "new_uuid"]
 
 _MEMORY = 256  # ended turns and answered requests remembered, against late frames
-CONFIG_REQUESTS = {"model": "set_model", "mode": "set_permission_mode"}
+CONFIG_REQUESTS = {
+    "model": "set_model",
+    "mode": "set_permission_mode",
+    "effort": "apply_flag_settings",
+}
 
 
 def new_uuid() -> str:
@@ -47,7 +61,7 @@ class Turn:
 class Pending:
     """One of our control requests, awaiting its response."""
 
-    kind: str  # initialize | interrupt | cancel_message | model | mode | usage
+    kind: str  # initialize | interrupt | cancel_message | model | mode | effort | usage | rewind
     value: str = ""
 
 
@@ -59,6 +73,8 @@ class ProtocolCore:
         resume_token: str | None = None,
         model: str = "default",
         mode: str = "default",
+        effort: str = "default",
+        fresh: bool = True,
         wall_clock_ns: Callable[[], int] = time.time_ns,
     ) -> None:
         self._new_id = new_id
@@ -67,6 +83,10 @@ class ProtocolCore:
         self.resume_token = resume_token
         self.model = model
         self.mode = mode
+        self.effort = effort
+        self.history = History(fresh=fresh)
+        self.rolling: ForkPoint | None = None  # a rollback waiting for its files' rewind
+        self.fork: ForkPoint | None = None  # a rollback ready: the driver forks the process
         self.content = Content()
         self._lines = LineSplitter()
         self._turn: Turn | None = None
@@ -113,6 +133,8 @@ class ProtocolCore:
             return []
         self._turn = None
         self._ended.append(turn.uuid)
+        if turn.begun:
+            self.history.turn_ended(turn.uuid)
         began: list[DriverEvent] = [] if turn.begun else [TurnBegan()]
         return [*began, TurnFinished(stop=stop, extensions=extensions or {})]
 
@@ -129,6 +151,9 @@ class ProtocolCore:
             if pending.kind in CONFIG_REQUESTS:
                 events.append(ConfigRefused(option=pending.kind, reason="Claude Code exited"))
         self._controls.clear()
+        if self.rolling is not None:  # its files' rewind will never be answered
+            self.rolling = None
+            events.append(RollbackVerdict(accepted=False, reason="Claude Code exited"))
         self._lines = LineSplitter()
         self.content = Content()
         self.initialized = None

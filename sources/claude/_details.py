@@ -2,8 +2,9 @@
 
 Capabilities are advertised honestly. Claude Code has no real steer: a
 message sent mid-turn runs as a turn of its own, so `Steer` is absent and
-the engine queues prompts instead. It cannot roll back over this wire.
-`PlanUsage`: it tells a claude.ai plan's quota (`get_usage`, `_usage.py`).
+the engine queues prompts instead. `Rollback` and `RollbackFiles`: the
+files' rewind and a fork at the turn (`_rollback.py`). `PlanUsage`: it
+tells a claude.ai plan's quota (`get_usage`, `_usage.py`).
 
 Settings (live, through control requests):
 - `model`: the choices the `initialize` response lists (`set_model`);
@@ -12,6 +13,11 @@ Settings (live, through control requests):
   (`acceptEdits`, `auto`, `dontAsk`, `bypassPermissions`) are not offered:
   corral keeps the CLI in its most asking mode, and its own policy
   (`AutoApprove`, `AcceptEdits`) decides instead.
+- `effort`: `default` (the CLI's own for the model) or one of the levels
+  the model supports (`supportedEffortLevels` in `initialize`'s `models`;
+  the CLI's `--effort` at launch, `apply_flag_settings {effortLevel}` live,
+  where null means back to the default). The CLI takes any string there
+  silently, so corral checks the value.
 
 Login comes from the `initialize` response's `account`, or, for `probe`,
 from `claude auth status --json`.
@@ -42,6 +48,7 @@ from ...pipeline.events import (
 
 __all__ = [
     "CAPABILITIES",
+    "EFFORT_LEVELS",
     "MODE_CHOICES",
     "auth_from_account",
     "auth_from_status",
@@ -63,6 +70,8 @@ CAPABILITIES = Capabilities(
             Capability.SUBAGENTS,
             Capability.CONTEXT_USAGE,
             Capability.PLAN_USAGE,  # `plan_usage`, and PlanUsageUpdated after turns
+            Capability.ROLLBACK,  # a fork at the turn
+            Capability.ROLLBACK_FILES,  # `rewind_files` (file checkpointing on)
         }
     ),
     mcp_transports=(McpTransport.STDIO, McpTransport.HTTP, McpTransport.SSE),
@@ -73,6 +82,7 @@ MODE_CHOICES = (
     ConfigChoice(value="plan", label="Plan", description="Plan only; change nothing"),
 )
 DEFAULT_MODEL = "default"
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")  # `claude --help`, 2.1.332
 _CLOUD_PROVIDERS = frozenset({"bedrock", "vertex", "foundry"})
 
 
@@ -114,6 +124,30 @@ def mode_option(current: str) -> ConfigOption:
         live=True,
         choices=MODE_CHOICES,
         category="mode",
+        current=current,
+    )
+
+
+def _effort_levels(models: object, model: str) -> tuple[str, ...]:
+    for entry in models if isinstance(models, list) else []:
+        if isinstance(entry, dict) and entry.get("value") == model:
+            levels = entry.get("supportedEffortLevels")
+            if isinstance(levels, list):
+                return tuple(level for level in levels if level in EFFORT_LEVELS)
+    return EFFORT_LEVELS
+
+
+def effort_option(current: str, levels: tuple[str, ...] = EFFORT_LEVELS) -> ConfigOption:
+    default = ConfigChoice(value="default", label="Default", description="The model's own")
+    choices = (default, *(ConfigChoice(value=level, label=level.title()) for level in levels))
+    if not any(choice.value == current for choice in choices):
+        choices += (ConfigChoice(value=current, label=current.title()),)
+    return ConfigOption(
+        id="effort",
+        name="Effort",
+        live=True,
+        choices=choices,
+        category="thought_level",
         current=current,
     )
 
@@ -182,12 +216,19 @@ def auth_from_status(status: Mapping[str, Any], executable: str) -> AuthStatus:
     return Authenticated(kind=AuthKind.SUBSCRIPTION if email else AuthKind.API_KEY, account=account)
 
 
-def details_from_initialize(payload: Mapping[str, Any], model: str, mode: str) -> AgentDetails:
+def details_from_initialize(
+    payload: Mapping[str, Any], model: str, mode: str, effort: str = "default"
+) -> AgentDetails:
     version = payload.get("claude_code_version")
+    models = payload.get("models")
     return AgentDetails(
         capabilities=CAPABILITIES,
         auth=auth_from_account(payload.get("account")),
         version=version if isinstance(version, str) else None,
-        config_options=(_model_option(payload.get("models"), model), mode_option(mode)),
+        config_options=(
+            _model_option(models, model),
+            mode_option(mode),
+            effort_option(effort, _effort_levels(models, model)),
+        ),
         commands=_commands(payload.get("commands")),
     )

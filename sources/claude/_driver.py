@@ -21,6 +21,13 @@ sent an interrupt, the reader starts a new one with `--resume <session>`
 interrupted turn `Cancelled`; commands wait until the new process is ready.
 Any other exit is reported once as `AgentExited` with the stderr tail.
 
+Rollback (`_rollback.py`): once the protocol has a fork ready (at once, or
+after the files' rewind), the driver ends the process (EOF) and the reader,
+seeing it exit, starts the fork in its place (`--resume --fork-session
+--resume-session-at`, a new session id), then reports the verdict and the
+new resume token. Commands wait meanwhile, as for a restart; a fork that
+cannot start refuses the rollback and ends the session (`AgentExited`).
+
 `stop` ends it all: no more restarts, the channel aborted (so `run` and the
 reader return), the process group stopped with EOF, SIGTERM, SIGKILL.
 """
@@ -32,6 +39,8 @@ import contextlib
 import mimetypes
 import os
 from collections.abc import Callable, Mapping, Sequence
+
+import attrs
 
 from ...pipeline.channels import BrokenChannel, Channel
 from ...pipeline.driver import (
@@ -53,7 +62,7 @@ from .._private import PrivateFile
 from .._process import AgentProcess, exit_status
 from ._details import details_from_initialize
 from ._encode import Attachment, FileAttachment, ImageAttachment
-from ._launch import Launch, launch_for, mcp_config, restart_for
+from ._launch import Launch, fork_for, launch_for, mcp_config, restart_for
 from ._protocol import ClaudeProtocol, new_uuid
 from ._system import oversized
 
@@ -92,6 +101,7 @@ class ClaudeDriver:
     ) -> None:
         self._spec = spec
         self._telemetry = telemetry
+        self._new_id = new_id
         # MCP servers' config (secrets) goes in a private file, written at start.
         self._mcp_file = PrivateFile("mcp.json") if spec.mcp_servers else None
         self._launch = launch_for(
@@ -106,6 +116,8 @@ class ClaudeDriver:
             resume_token=self._launch.session_id,
             model=self._launch.model,
             mode=self._launch.mode,
+            effort=self._launch.effort,
+            fresh=spec.resume is None and spec.fork is None,
         )
         self._events: Channel[DriverEvent] = Channel(
             _EVENTS_CAPACITY,
@@ -135,7 +147,11 @@ class ClaudeDriver:
         return Handshake(
             details=details,
             resume_token=self._launch.session_id,
-            options=(("model", self._protocol.model), ("mode", self._protocol.mode)),
+            options=(
+                ("model", self._protocol.model),
+                ("mode", self._protocol.mode),
+                ("effort", self._protocol.effort),
+            ),
         )
 
     async def stop(self, grace: float) -> None:
@@ -172,6 +188,7 @@ class ClaudeDriver:
         except BrokenChannel:
             return
         await self._write(data)
+        await self._fork_if_ready()
 
     # ---- the process ---------------------------------------------------------------
 
@@ -205,7 +222,9 @@ class ClaudeDriver:
             )
         self._ready.set()
         assert protocol.initialized is not None
-        return details_from_initialize(protocol.initialized, protocol.model, protocol.mode)
+        return details_from_initialize(
+            protocol.initialized, protocol.model, protocol.mode, protocol.effort
+        )
 
     def _boot_failure(self, status: str, process: AgentProcess) -> CorralError:
         stderr = process.stderr_tail()
@@ -240,6 +259,7 @@ class ClaudeDriver:
             for event in self._receive(chunk):
                 await self._forward(event)
             await self._write(self._protocol.data_to_send())
+            await self._fork_if_ready()
         for line in self._lines.end():
             for event in self._line(line):
                 await self._forward(event)
@@ -251,14 +271,17 @@ class ClaudeDriver:
         status = await process.wait()
         if self._stopping:
             return False
+        if self._protocol.fork is not None:
+            return await self._fork(process)
         if not self._protocol.interrupted:
             await self._forward(AgentExited(status=status, stderr=process.stderr_tail()))
             return False
         self._ready.clear()
         lost = self._protocol.process_lost()
         token = self._protocol.resume_token or self._launch.session_id
+        protocol = self._protocol
         launch = restart_for(
-            self._launch, self._spec, token, self._protocol.model, self._protocol.mode
+            self._launch, self._spec, token, protocol.model, protocol.mode, protocol.effort
         )
         self._telemetry.process_restarted()
         try:
@@ -273,6 +296,40 @@ class ClaudeDriver:
             await self._forward(AgentExited(status=status, stderr=stderr))
             return False
         for event in lost:
+            await self._forward(event)
+        return True
+
+    async def _fork_if_ready(self) -> None:
+        """A rollback is ready: end this process; the reader starts the fork."""
+        process = self._process
+        if self._protocol.fork is None or process is None or process.returncode is not None:
+            return
+        self._ready.clear()
+        process.close_stdin()  # the CLI exits at EOF; `stop` would wait here for it
+
+    async def _fork(self, process: AgentProcess) -> bool:
+        protocol = self._protocol
+        point = protocol.fork
+        assert point is not None
+        lost = protocol.process_lost()
+        token = protocol.resume_token or self._launch.session_id
+        current = attrs.evolve(
+            self._launch, model=protocol.model, mode=protocol.mode, effort=protocol.effort
+        )
+        launch = fork_for(current, self._spec, token, self._new_id(), point.at)
+        self._telemetry.process_restarted()
+        try:
+            await self._boot(launch)
+        except CorralError as error:
+            self._ready.set()
+            for event in [*lost, *protocol.fork_failed(error.message)]:
+                await self._forward(event)
+            failed = self._process or process
+            stderr = "\n".join(filter(None, [error.message, failed.stderr_tail()]))
+            await self._forward(AgentExited(status=exit_status(failed.returncode), stderr=stderr))
+            return False
+        self._launch = launch
+        for event in [*lost, *protocol.forked(point, launch.session_id)]:
             await self._forward(event)
         return True
 

@@ -70,6 +70,10 @@ class InboundFrames(ProtocolCore):
 
     def receive(self, frame: Mapping[str, Any]) -> list[DriverEvent]:
         kind = frame.get("type")
+        if kind in ("user", "assistant") and _parent(frame) is None:
+            entry = frame.get("uuid")
+            if isinstance(entry, str) and entry:
+                self.history.entry(entry)  # a chain entry of the conversation
         handler = _HANDLERS.get(str(kind))
         if handler is None:
             if isinstance(kind, str) and kind in QUIET_FRAMES:

@@ -18,7 +18,15 @@ Sessions: a new session gets `--session-id <uuid corral mints>`, so its
 resume token exists before the first turn; `resume` adds `--resume
 <token>`; `fork` adds `--resume <token> --fork-session --session-id <new
 uuid>` (and `--resume-session-at <message uuid>` for `fork_at`). A restart
-after the CLI exited resumes the session it had.
+after the CLI exited resumes the session it had; a rollback (`fork_for`,
+`_rollback.py`) forks the session at the kept turn's last entry, or starts
+a fresh one when every turn goes.
+
+Settings at launch: `model` (`--model`), `mode` (`--permission-mode`),
+`effort` (`--effort low|medium|high|xhigh|max`; `default` adds nothing).
+File checkpointing is on (`CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1`, as
+the Agent SDK sets it) so that a rollback can rewind files; the app's `env`
+may turn it off.
 
 MCP servers: their configuration (env values, headers: secrets) goes in a
 file, `--mcp-config <path>`, never on the command line where `ps` shows it;
@@ -39,9 +47,9 @@ import attrs
 from ...pipeline.commands import McpServer
 from ...pipeline.driver import LaunchSpec
 from ...pipeline.errors import CorralError, ErrorKind
-from ._details import DEFAULT_MODEL, MODE_CHOICES
+from ._details import DEFAULT_MODEL, EFFORT_LEVELS, MODE_CHOICES
 
-__all__ = ["WIRE_FLAGS", "Launch", "launch_for", "restart_for"]
+__all__ = ["WIRE_FLAGS", "Launch", "fork_for", "launch_for", "restart_for"]
 
 WIRE_FLAGS = (
     "-p",
@@ -56,6 +64,8 @@ WIRE_FLAGS = (
     "--replay-user-messages",
 )
 _MODES = frozenset(choice.value for choice in MODE_CHOICES)
+_EFFORTS = frozenset(("default", *EFFORT_LEVELS))
+_CHECKPOINTING = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
 # Flags with which the CLI would allow tools without asking corral.
 _SELF_DECIDING_FLAGS = frozenset(
     {
@@ -76,29 +86,35 @@ class Launch:
     session_id: str  # the resume token of the session this process runs
     model: str
     mode: str
+    effort: str = "default"
     mcp_config_path: str | None = None  # the 0600 file holding `mcp_config` (secrets)
 
 
-def _settings(spec: LaunchSpec) -> tuple[str, str]:
-    model, mode = DEFAULT_MODEL, "default"
+def _settings(spec: LaunchSpec) -> tuple[str, str, str]:
+    model, mode, effort = DEFAULT_MODEL, "default", "default"
     for option, value in spec.configure:
         if option == "model" and isinstance(value, str) and value:
             model = value
         elif option == "mode" and value in _MODES:
             mode = str(value)
+        elif option == "effort" and value in _EFFORTS:
+            effort = str(value)
         else:
             raise CorralError(
                 ErrorKind.INVALID_CONFIGURATION,
                 f"Claude Code has no setting {option!r} with value {value!r} "
-                f"(settings: model, mode = {' | '.join(sorted(_MODES))})",
+                f"(settings: model, mode = {' | '.join(sorted(_MODES))}, "
+                f"effort = default | {' | '.join(EFFORT_LEVELS)})",
             )
-    return model, mode
+    return model, mode, effort
 
 
-def _setting_flags(model: str, mode: str) -> list[str]:
+def _setting_flags(model: str, mode: str, effort: str = "default") -> list[str]:
     flags = [] if model == DEFAULT_MODEL else ["--model", model]
     if mode != "default":  # the CLI's own default asks; `--permission-mode` has no "default"
         flags += ["--permission-mode", mode]
+    if effort != "default":
+        flags += ["--effort", effort]
     return flags
 
 
@@ -155,6 +171,7 @@ def _mcp_flags(spec: LaunchSpec, path: str | None) -> list[str]:
 
 def _environment(base: Mapping[str, str], spec: LaunchSpec) -> dict[str, str]:
     env = dict(base)
+    env[_CHECKPOINTING] = "1"  # `rewind_files` works only with it (RollbackFiles)
     env.update(spec.env)
     env["PWD"] = spec.dir  # the CLI and the tools it runs read it
     return env
@@ -169,8 +186,8 @@ def launch_for(
     mcp_config_path: str | None = None,
 ) -> Launch:
     """The first process of a session (`mcp_config_path`: where `mcp_config` is written)."""
-    model, mode = _settings(spec)
-    argv = [executable, *WIRE_FLAGS, *_setting_flags(model, mode)]
+    model, mode, effort = _settings(spec)
+    argv = [executable, *WIRE_FLAGS, *_setting_flags(model, mode, effort)]
     if spec.fork is not None:
         session_id = new_id()
         argv += ["--resume", spec.fork, "--fork-session", "--session-id", session_id]
@@ -192,21 +209,53 @@ def launch_for(
         session_id=session_id,
         model=model,
         mode=mode,
+        effort=effort,
         mcp_config_path=mcp_config_path,
     )
 
 
-def restart_for(launch: Launch, spec: LaunchSpec, session_id: str, model: str, mode: str) -> Launch:
-    """A new process for a session whose CLI exited: resume where it was."""
-    argv = [launch.argv[0], *WIRE_FLAGS, *_setting_flags(model, mode), "--resume", session_id]
+def restart_for(
+    launch: Launch,
+    spec: LaunchSpec,
+    session_id: str,
+    model: str,
+    mode: str,
+    effort: str = "default",
+    *,
+    session: tuple[str, ...] | None = None,
+) -> Launch:
+    """A new process for a session whose CLI exited: resume where it was.
+
+    `session`: the flags naming the session, when not a plain `--resume`.
+    """
+    argv = [launch.argv[0], *WIRE_FLAGS, *_setting_flags(model, mode, effort)]
+    argv += ["--resume", session_id] if session is None else session
     argv += _mcp_flags(spec, launch.mcp_config_path)
     argv += _tool_flags(spec)
     argv += list(spec.args)
     return Launch(
         argv=tuple(argv),
         env=launch.env,
-        session_id=session_id,
+        session_id=session_id if session is None else session[-1],
         model=model,
         mode=mode,
+        effort=effort,
         mcp_config_path=launch.mcp_config_path,
+    )
+
+
+def fork_for(
+    launch: Launch, spec: LaunchSpec, token: str, new_session: str, at: str | None
+) -> Launch:
+    """The process after a rollback: the session forked at chain entry `at`.
+
+    `at` None: every turn went; a fresh session. Settings are `launch`'s.
+    """
+    if at is None:
+        session: tuple[str, ...] = ("--session-id", new_session)
+    else:
+        session = ("--resume", token, "--fork-session", "--resume-session-at", at)
+        session += ("--session-id", new_session)
+    return restart_for(
+        launch, spec, new_session, launch.model, launch.mode, launch.effort, session=session
     )

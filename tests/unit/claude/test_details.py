@@ -33,9 +33,10 @@ def initialize_payload() -> dict[str, object]:
     raise AssertionError("no initialize response in the plain fixture")
 
 
-def test_capabilities_are_honest_without_steer_or_rollback() -> None:
+def test_capabilities_are_honest_rollback_with_files_but_no_steer() -> None:
     features = static_details().capabilities.features
-    assert Capability.STEER not in features and Capability.ROLLBACK not in features
+    assert Capability.STEER not in features
+    assert {Capability.ROLLBACK, Capability.ROLLBACK_FILES} <= features
     assert {
         Capability.IMAGES,
         Capability.RESUME,
@@ -54,8 +55,10 @@ def test_initialize_gives_version_models_modes_and_commands() -> None:
     details = details_from_initialize(initialize_payload(), "default", "default")
     check("line-protocol.schema.json", "AgentDetails", details.to_wire())
     assert details.version == "2.1.332"
-    model, mode = details.config_options
+    model, mode, effort = details.config_options
     assert model.id == "model" and model.live and model.current == "default"
+    assert effort.id == "effort" and effort.live and effort.current == "default"
+    assert [c.value for c in effort.choices] == ["default", "low", "medium", "high", "xhigh", "max"]
     assert {"default", "opus", "sonnet"} <= {c.value for c in model.choices}
     assert mode.id == "mode" and [c.value for c in mode.choices] == ["default", "plan"]
     assert any(c.name == "compact" for c in details.commands)
@@ -64,7 +67,7 @@ def test_initialize_gives_version_models_modes_and_commands() -> None:
 
 def test_a_configured_model_outside_the_list_is_still_a_choice() -> None:
     details = details_from_initialize({"models": []}, "claude-custom", "plan")
-    model, mode = details.config_options
+    model, mode, _ = details.config_options
     assert model.current == "claude-custom" and model.accepts("claude-custom")
     assert mode.current == "plan"
 
@@ -91,3 +94,15 @@ def test_auth_status_with_api_key() -> None:
 def test_auth_status_on_a_cloud_provider() -> None:
     status = {"loggedIn": True, "authMethod": "third_party", "apiProvider": "bedrock"}
     assert auth_from_status(status, "claude") == Authenticated(kind=AuthKind.CLOUD_PROVIDER)
+
+
+def test_effort_offers_the_levels_the_current_model_supports() -> None:
+    models = [
+        {"value": "default", "supportedEffortLevels": ["low", "medium", "high", "xhigh", "max"]},
+        {"value": "haiku", "supportedEffortLevels": ["low", "high"]},
+    ]
+    details = details_from_initialize({"models": models}, "haiku", "default", "high")
+    check("line-protocol.schema.json", "AgentDetails", details.to_wire())
+    effort = details.config_options[2]
+    assert [c.value for c in effort.choices] == ["default", "low", "high"]
+    assert effort.current == "high" and effort.category == "thought_level"

@@ -5,11 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+import attrs
 import pytest
 from corral.pipeline.commands import McpServer
 from corral.pipeline.driver import LaunchSpec
 from corral.pipeline.errors import CorralError, ErrorKind
-from corral.sources.claude._launch import WIRE_FLAGS, launch_for, mcp_config, restart_for
+from corral.sources.claude._launch import (
+    WIRE_FLAGS,
+    fork_for,
+    launch_for,
+    mcp_config,
+    restart_for,
+)
 
 
 def ids() -> Iterator[str]:
@@ -70,7 +77,8 @@ def test_model_and_plan_mode_become_flags() -> None:
 
 
 @pytest.mark.parametrize(
-    "option", [("mode", "bypassPermissions"), ("mode", "acceptEdits"), ("effort", "high")]
+    "option",
+    [("mode", "bypassPermissions"), ("mode", "acceptEdits"), ("effort", "huge"), ("speed", "1")],
 )
 def test_settings_that_are_not_offered_are_refused(option: tuple[str, str]) -> None:
     with pytest.raises(CorralError) as raised:
@@ -119,7 +127,43 @@ def test_mcp_servers_go_in_one_config() -> None:
 def test_extra_args_come_last_and_env_is_added_with_pwd() -> None:
     _, plan = launch(args=("--verbose-extra",), env=(("X", "1"),))
     assert plan.argv[-1] == "--verbose-extra"
-    assert plan.env == {"HOME": "/h", "X": "1", "PWD": "/work"}
+    checkpointing = {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "1"}  # rewind_files
+    assert plan.env == {"HOME": "/h", "X": "1", "PWD": "/work", **checkpointing}
+
+
+def test_the_app_may_turn_file_checkpointing_off() -> None:
+    _, plan = launch(env=(("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING", "0"),))
+    assert plan.env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] == "0"
+
+
+def test_effort_becomes_a_flag_and_default_adds_none() -> None:
+    _, plan = launch(configure=(("effort", "xhigh"),))
+    assert plan.argv[11:13] == ("--effort", "xhigh") and plan.effort == "xhigh"
+    _, plain = launch(configure=(("effort", "default"),))
+    assert "--effort" not in plain.argv and plain.effort == "default"
+
+
+def test_a_rollback_forks_at_the_kept_entry_with_the_current_settings() -> None:
+    spec, plan = launch(configure=(("effort", "low"),))
+    fork = fork_for(attrs.evolve(plan, effort="max"), spec, "tok", "new-id", "entry-9")
+    assert fork.argv[11:13] == ("--effort", "max")
+    assert fork.argv[13:] == (
+        "--resume",
+        "tok",
+        "--fork-session",
+        "--resume-session-at",
+        "entry-9",
+        "--session-id",
+        "new-id",
+    )
+    assert fork.session_id == "new-id" and fork.effort == "max"
+
+
+def test_a_rollback_of_every_turn_starts_a_fresh_session() -> None:
+    spec, plan = launch()
+    fresh = fork_for(plan, spec, "tok", "new-id", None)
+    assert fresh.argv[len(WIRE_FLAGS) + 1 :] == ("--session-id", "new-id")
+    assert fresh.session_id == "new-id"
 
 
 def test_restart_resumes_the_session_with_the_current_settings() -> None:

@@ -462,7 +462,9 @@ def test_steer_and_rollback_are_refused_at_once() -> None:
 
 def test_configure_of_an_unknown_option_is_refused_without_writing() -> None:
     protocol = started()
-    data, events = protocol.send(Configure(option="effort", value="high"))
+    data, events = protocol.send(Configure(option="speed", value="high"))
+    assert data == b"" and isinstance(events[0], ConfigRefused)
+    data, events = protocol.send(Configure(option="effort", value="huge"))
     assert data == b"" and isinstance(events[0], ConfigRefused)
 
 
