@@ -21,8 +21,8 @@ to finish (an `open` read just before EOF completes, and its session is
 closed too); then they are cancelled and answered with an error: an `open`
 whose handshake is in flight is abandoned and its agent stopped, a
 `generate` or an `answer` still waiting is withdrawn. Every opened session
-writes its `closed`; the process exits 0 within the close grace plus the
-drain, whatever the agents do.
+writes its `closed`; the process exits within the close grace plus the
+drain, whatever the agents do: 0, or 130 after SIGINT (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ from .runtime import Runtime
 __all__ = ["ByteSource", "ServeSettings", "Server", "serve"]
 
 MAX_FRAME = 16 * 1024 * 1024
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention for Ctrl-C
 T = TypeVar("T")
 
 
@@ -270,9 +271,16 @@ async def serve(
 ) -> int:
     shutdown = asyncio.Event()
     loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def on_signal(signum: int) -> None:
+        nonlocal interrupted
+        interrupted = interrupted or signum == signal.SIGINT
+        shutdown.set()
+
     if handle_signals:
         for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, shutdown.set)
+            loop.add_signal_handler(signum, on_signal, signum)
     if metrics is not None:
         stdout = metrics.count_lines(stdout)  # line-protocol messages by type
     writer = LineWriter(_Guarded(stdout, shutdown))
@@ -297,7 +305,8 @@ async def serve(
         if handle_signals:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
-    return 0
+    # Ctrl-C is a clean shutdown too, but says it was interrupted (as every command does).
+    return EXIT_INTERRUPTED if interrupted else 0
 
 
 async def _watch_output(writer: LineWriter, grace: float) -> None:

@@ -1,7 +1,8 @@
-"""corral driving the five real ACP agents from npm against the mock model.
+"""corral driving the six real ACP agents from npm against the mock model.
 
 Gemini CLI (`gemini --acp`), opencode (`opencode acp`), Copilot CLI
-(`copilot --acp`), the Claude ACP adapter and the Codex ACP adapter, each
+(`copilot --acp`), the Claude ACP adapter, the Codex ACP adapter and Qwen
+Code (`qwen --acp`, on the mock's OpenAI-compatible route), each
 installed pinned by `tests/support/realagents.py`, sandboxed, and pointed
 at `MockModelServer`. Each runs through corral's own catalog entry
 (`catalog_entries()`), in-process, every event schema-checked:
@@ -56,12 +57,12 @@ from tests.support.realagents import (
 
 pytestmark = pytest.mark.e2e
 
-AGENTS: list[AgentName] = ["gemini", "opencode", "copilot", "claude-acp", "codex-acp"]
+AGENTS: list[AgentName] = ["gemini", "opencode", "copilot", "claude-acp", "codex-acp", "qwen"]
 TURN_TIMEOUT = 180.0
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "acp"
 
 # What a denied tool does to the turn, per agent (observed with the pinned versions):
-# Gemini and Copilot tell the model, which answers; opencode ends the turn
+# Gemini, Copilot and Qwen Code tell the model, which answers; opencode ends the turn
 # `end_turn`; the Claude adapter fails the prompt with a JSON-RPC internal error
 # ("[ede_diagnostic] ... stop_reason=tool_use"), so corral ends the turn Failed
 # with that message; the Codex adapter ends it `cancelled`.
@@ -71,6 +72,7 @@ DENIED_STOP: dict[str, type[StopReason]] = {
     "copilot": Completed,
     "claude-acp": Failed,
     "codex-acp": Cancelled,
+    "qwen": Completed,
 }
 
 

@@ -93,7 +93,7 @@ def test_importing_a_path_that_is_not_there_fails_in_one_line() -> None:
 
 
 def test_ctrl_c_exits_130_without_a_traceback() -> None:
-    # `serve` is not the subject: its SIGINT is a documented clean shutdown (exit 0).
+    # `serve` has its own test: a clean shutdown first (test_serve_process.py).
     async def interrupt() -> tuple[int, bytes]:
         demo = await asyncio.create_subprocess_exec(
             *CORRAL, "demo", "--no-metrics", "--no-transcripts", "--speed", "0.2",

@@ -141,7 +141,7 @@ async def test_a_signal_closes_every_live_session_and_leaves_no_agent_behind(
         agents = children_of(serve.process.pid)
         assert len(agents) == 2
         os.kill(serve.process.pid, signum)
-        assert await serve.finish() == 0
+        assert await serve.finish() == (130 if signum == signal.SIGINT else 0)
         closed = sorted(line["closed"] for line in serve.lines if "closed" in line)
         assert closed == sorted([first["id"], second["id"]])
         ended = [e for e in serve.events(first["id"]) if "TurnEnded" in e["kind"]]

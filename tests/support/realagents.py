@@ -92,6 +92,15 @@ opencode
   title request (no tools) precedes each first turn. Shell tool `bash`
   (`command`). ACP start ~1.5 s.
 
+Qwen Code (0.24.4)
+- Talks to any OpenAI-compatible server: `OPENAI_API_KEY`, `OPENAI_BASE_URL`
+  (with `/v1`) and `OPENAI_MODEL` in the environment, with
+  `security.auth.selectedType: "openai"` in `~/.qwen/settings.json`; the
+  mock's Chat Completions route answers it. Shell tool `run_shell_command`
+  (`command`). `-p ... -o stream-json` prints Claude-like stream-json.
+- Its bundled `rg` is not executable under `--ignore-scripts` (EACCES); it
+  falls back to its built-in grep, with a warning on stderr.
+
 Copilot CLI
 - The prompt arrives after a `<current_datetime>...</current_datetime>` block;
   `bash` requires `description`; shell output ends with `<shellId: 0
@@ -133,7 +142,9 @@ __all__ = [
     "shared_xdg_cache",
 ]
 
-AgentName = Literal["claude", "codex", "gemini", "opencode", "copilot", "claude-acp", "codex-acp"]
+AgentName = Literal[
+    "claude", "codex", "gemini", "opencode", "copilot", "claude-acp", "codex-acp", "qwen"
+]
 PermissionMode = Literal["ask", "allow"]
 
 INSTALL_TIMEOUT_S = 900.0
@@ -190,6 +201,7 @@ AGENTS: Mapping[AgentName, AgentSpec] = {
             version="0.16.0",
             bin_name="codex-acp",
         ),
+        AgentSpec(name="qwen", package="@qwen-code/qwen-code", version="0.24.4", bin_name="qwen"),
     )
 }
 
@@ -496,6 +508,15 @@ class AgentSandbox:
                     "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
                 }
             )
+        elif agent == "qwen":
+            self._write_qwen_settings()
+            env.update(
+                {
+                    "OPENAI_API_KEY": "any",
+                    "OPENAI_BASE_URL": f"{self.model_url}/v1",
+                    "OPENAI_MODEL": "mock-model",
+                }
+            )
         elif agent == "copilot":
             self.shared_cache.mkdir(parents=True, exist_ok=True)
             env.update(
@@ -562,6 +583,17 @@ class AgentSandbox:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(settings, indent=2) + "\n")
 
+    def _write_qwen_settings(self) -> None:
+        settings = {
+            "security": {"auth": {"selectedType": "openai"}},
+            "telemetry": {"enabled": False},
+            "privacy": {"usageStatisticsEnabled": False},
+            "general": {"enableAutoUpdate": False},
+        }
+        target = self.home / ".qwen" / "settings.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(settings, indent=2) + "\n")
+
     def _write_opencode_config(self) -> None:
         config = {
             "$schema": "https://opencode.ai/config.json",
@@ -611,6 +643,7 @@ class AgentSandbox:
                 "-c",
                 'sandbox_mode="danger-full-access"',
             ],
+            "qwen": [exe, "--acp"],
         }
         return wires[agent]
 
@@ -641,4 +674,7 @@ class AgentSandbox:
             return [exe, "run", "--format", "json", prompt]
         if agent == "copilot":
             return [exe, "-p", prompt, "--output-format", "json", "--allow-all-tools"]
+        if agent == "qwen":
+            extra = ["--approval-mode", "yolo"] if allow_tools else []
+            return [exe, "-p", prompt, "-o", "stream-json", *extra]
         raise ValueError(f"{agent} has no one-shot mode; drive its ACP wire")
