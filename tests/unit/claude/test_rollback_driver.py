@@ -118,6 +118,43 @@ async def test_rolling_back_more_turns_than_ran_is_refused(tmp_path: Path) -> No
     assert len(fake.launches()) == 1
 
 
+async def test_rolling_back_every_turn_starts_a_fresh_cli_session(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "normal")
+    async with fake.runtime() as runtime:
+        session = await runtime.open("claude", dir=str(fake.workdir))
+        events = aiter(session.events())
+        seen: list[Event] = []
+        await session.prompt("one")
+        await until_turn_ends(events, seen)
+        await session.rollback(1, RollbackScope.CONVERSATION)
+        await session.prompt("two")
+        assert (await until_turn_ends(events, seen)).stop == Completed()
+        token = session.info().resume_token
+        await session.close()
+    _, fresh = fake.launches()
+    assert "--resume" not in fresh and flag(fresh, "--session-id") == token
+
+
+async def test_a_fork_that_cannot_start_refuses_the_rollback_and_ends_the_session(
+    tmp_path: Path,
+) -> None:
+    fake = Fake(tmp_path, "dead_fork")
+    async with fake.runtime() as runtime:
+        session = await runtime.open("claude", dir=str(fake.workdir))
+        events = aiter(session.events())
+        for prompt in ("one", "two"):
+            await session.prompt(prompt)
+            await until_turn_ends(events, [])
+        with pytest.raises(CorralError) as raised:
+            await session.rollback(1, RollbackScope.CONVERSATION)
+        assert raised.value.kind is ErrorKind.INVALID_REQUEST
+        assert "could not fork" in raised.value.message
+        await session.wait_closed()
+        failure = session.failure
+        assert failure is not None and failure.kind is ErrorKind.PROCESS_EXITED
+        assert "No conversation found" in str(failure.fields["stderr"])
+
+
 async def test_effort_is_a_launch_flag_and_a_live_setting(tmp_path: Path) -> None:
     fake = Fake(tmp_path, "normal")
     async with fake.runtime() as runtime:
