@@ -9,7 +9,10 @@ given) and asks them.
 
 `detect(path)` looks at the first lines only (never the whole file): the
 first format whose recognizer accepts one of them, going line by line,
-names the file. A corral transcript (its first line is the header of
+names the file. The exception: a file that is one JSON document instead
+of JSON lines (an export, such as opencode's) is read whole, up to
+`_DOCUMENT_BYTES`, and that document is the one object asked. A corral
+transcript (its first line is the header of
 `sinks/transcript`) is `corral`, already normalized and copied as it is.
 None: no format corral knows.
 
@@ -32,6 +35,7 @@ __all__ = ["CORRAL_FORMAT", "NativeReaders", "ReaderUnavailable", "detect_format
 CORRAL_FORMAT = "corral"
 _PEEK_BYTES = 256 * 1024
 _PEEK_LINES = 40
+_DOCUMENT_BYTES = 64 * 1024 * 1024
 
 
 class ReaderUnavailable(LookupError):
@@ -91,7 +95,20 @@ def _peek(path: Path) -> list[dict[str, Any]]:
             continue
         if isinstance(value, dict):
             objects.append(value)
+    if not objects and head.lstrip().startswith(b"{"):
+        return _document(path)
     return objects
+
+
+def _document(path: Path) -> list[dict[str, Any]]:
+    """A file that is one (pretty-printed) JSON object, not JSON lines."""
+    if path.stat().st_size > _DOCUMENT_BYTES:
+        return []
+    try:
+        value = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError:
+        return []
+    return [value] if isinstance(value, dict) else []
 
 
 def detect_format(path: Path, formats: Iterable[NativeTranscripts] | None = None) -> str | None:

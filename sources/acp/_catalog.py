@@ -21,8 +21,10 @@ every permission reaches corral:
 - `qwen`: `qwen --acp` (Qwen Code).
 
 Native transcripts (`corral import`): `gemini` declares Gemini CLI's own
-chat files (`_native_gemini.py`), and the wire-only `acp` entry declares
-corral's own `--record-wire` files of any ACP agent (`_native_wire.py`).
+chat files (`_native_gemini.py`), `opencode` its `opencode export` files
+(`_native_opencode.py`: opencode keeps sessions in SQLite, not files), and
+the wire-only `acp` entry corral's own `--record-wire` files of any ACP
+agent (`_native_wire.py`).
 
 A recipe's `bypass_env` (the agent's own "allow everything" switches) is
 dropped from the environment, whether it came from corral's or the app's;
@@ -52,6 +54,7 @@ from ..catalog import CatalogEntry, DriverFactory, NativeTranscripts, Prober
 from ._driver import AcpDriver, AcpRecipe
 from ._handshake import AuthChoice, AuthPolicy, details_of, initialize
 from ._native_gemini import read_gemini_session, recognizes_gemini_line
+from ._native_opencode import read_opencode_export, recognizes_opencode_export
 from ._native_wire import read_acp_wire, recognizes_acp_wire_line
 
 __all__ = ["RECIPES", "catalog_entries"]
@@ -123,6 +126,12 @@ NATIVE_TRANSCRIPTS: dict[str, NativeTranscripts] = {
         name="Gemini CLI",
         recognizes=recognizes_gemini_line,
         read=read_gemini_session,
+    ),
+    "opencode": NativeTranscripts(  # `opencode export SESSION_ID > FILE`
+        format="opencode",
+        name="opencode",
+        recognizes=recognizes_opencode_export,
+        read=read_opencode_export,
     ),
 }
 

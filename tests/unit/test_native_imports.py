@@ -1,7 +1,8 @@
-"""The native transcript readers of `sources/acp/`: Gemini CLI's chats and corral's recorded wires.
+"""The native transcript readers of `sources/acp/`: Gemini CLI, opencode, corral's recorded wires.
 
 Golden fixtures recorded from the real CLIs against the mock model
-(`tests/fixtures/gemini/record.py`, `tests/fixtures/wire/record.py`), read
+(`tests/fixtures/gemini/record.py`, `tests/fixtures/opencode/record.py`,
+`tests/fixtures/wire/record.py`), read
 into replay items, then through a real engine (`actors.replay.replay`) so
 every event is checked against the line-protocol schema. Edge cases the
 real CLIs do not produce on demand (a torn last line, a lost wire line)
@@ -16,11 +17,13 @@ import orjson
 from corral.actors.replay import NativeReaders, ReplaySession, imported_installation, replay
 from corral.pipeline.driver import Emitted, PromptSent, ReplayItem, TurnBegan, TurnFinished
 from corral.pipeline.events import (
+    Cancelled,
     CommandInput,
     Completed,
     Diagnostic,
     DiagnosticLevel,
     Event,
+    Failed,
     TextDelta,
     ToolKind,
     ToolStatus,
@@ -29,6 +32,10 @@ from corral.pipeline.events import (
 )
 from corral.pipeline.records import Closed, SinkItem
 from corral.sources.acp._native_gemini import read_gemini_session, recognizes_gemini_line
+from corral.sources.acp._native_opencode import (
+    read_opencode_export,
+    recognizes_opencode_export,
+)
 from corral.sources.acp._native_wire import read_acp_wire, recognizes_acp_wire_line
 from corral.sources.registry import default_catalog
 
@@ -37,6 +44,7 @@ from tests.support.schema import check
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 GEMINI = FIXTURES / "gemini" / "session.jsonl"
 WIRE = FIXTURES / "wire" / "gemini-acp.wire.jsonl"
+OPENCODE = FIXTURES / "opencode" / "session.json"
 
 
 def _texts(items: list[ReplayItem]) -> str:
@@ -75,9 +83,20 @@ def test_the_default_catalog_declares_gemini_chats_and_acp_wires() -> None:
     formats = {native.format: native for native in default_catalog().native_transcripts()}
     assert formats["gemini"].read is read_gemini_session
     assert formats["acp"].read is read_acp_wire
+    assert formats["opencode"].read is read_opencode_export
     readers = NativeReaders()
     assert readers.detect(GEMINI) == "gemini"
     assert readers.detect(WIRE) == "acp"
+    assert readers.detect(OPENCODE) == "opencode"  # one pretty-printed document, read whole
+
+
+def test_a_json_document_no_format_knows_is_not_detected(tmp_path: Path) -> None:
+    other = tmp_path / "settings.json"
+    other.write_text('{\n  "info": {"id": "x"},\n  "theme": "dark"\n}\n')
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n  "info": {"id": ')
+    assert NativeReaders().detect(other) is None
+    assert NativeReaders().detect(broken) is None
 
 
 # ---- Gemini CLI --------------------------------------------------------------------------
@@ -176,3 +195,57 @@ def test_recorded_wire_replays_into_two_closed_turns() -> None:
     records = _replayed(list(read_acp_wire(WIRE)), "acp")
     assert isinstance(records[-1], Closed)
     assert [type(end.stop) for end in _turn_ends(records)] == [Completed, Completed]
+
+
+# ---- opencode ----------------------------------------------------------------------------
+
+
+def test_opencode_export_reads_prompts_tool_calls_and_turn_ends() -> None:
+    items = list(read_opencode_export(OPENCODE))
+    # `opencode run "a b"` stores the prompt wrapped in double quotes: kept as opencode has it.
+    assert _prompts(items) == [
+        '"CORRAL_TOOL: echo hello-import"',
+        '"Say something plain"',
+        '"CORRAL_ECHO last"',
+    ]
+    (tool,) = _tools(items)
+    assert tool.tool.kind is ToolKind.EXECUTE
+    assert tool.tool.status is ToolStatus.COMPLETED
+    assert tool.tool.input == CommandInput(command="echo hello-import")
+    assert tool.tool.output == "hello-import\n"
+    assert _texts(items) == (
+        "Tool said: hello-importYou said: Say something plainYou said: CORRAL_ECHO last"
+    )
+    finished = [i for i in items if isinstance(i, TurnFinished)]
+    assert [f.stop for f in finished] == [Completed()] * 3
+    assert all(isinstance(i, PromptSent) and i.at_ns for i in items if isinstance(i, PromptSent))
+
+
+def test_opencode_export_failed_and_aborted_messages_end_their_turns(tmp_path: Path) -> None:
+    document = orjson.loads(OPENCODE.read_bytes())
+    user, *_ = document["messages"]
+    failed = {"role": "assistant", "error": {"name": "APIError", "data": {"message": "boom"}}}
+    aborted = {"role": "assistant", "error": {"name": "MessageAbortedError", "data": {}}}
+    document["messages"] = [
+        user,
+        {"info": failed, "parts": []},
+        user,
+        {"info": aborted, "parts": []},
+    ]
+    export = tmp_path / "export.json"
+    export.write_bytes(orjson.dumps(document))
+    finished = [i.stop for i in read_opencode_export(export) if isinstance(i, TurnFinished)]
+    assert finished == [Failed(message="boom"), Cancelled()]
+
+
+def test_opencode_export_is_recognized_by_its_session_info_and_messages() -> None:
+    document = orjson.loads(OPENCODE.read_bytes())
+    assert recognizes_opencode_export(document, OPENCODE)
+    assert not recognizes_opencode_export({"info": document["info"]}, OPENCODE)
+    assert not recognizes_opencode_export({"info": {"id": "x"}, "messages": []}, OPENCODE)
+
+
+def test_opencode_export_replays_into_three_closed_turns() -> None:
+    records = _replayed(list(read_opencode_export(OPENCODE)), "opencode")
+    assert isinstance(records[-1], Closed)
+    assert [end.stop for end in _turn_ends(records)] == [Completed()] * 3
