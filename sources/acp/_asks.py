@@ -36,6 +36,12 @@ so that no mode allows it on its own (see `_terminal.changes_what_runs`).
 Only an allowing answer yields `RunCommand`; a deny fails the request
 with the policy's message.
 
+`elicitation/create` with a form corral can show becomes a Question
+request (`_elicit`); the answer goes back in the agent's shape (accept
+with the fields, decline, or cancel when withdrawn). A form corral cannot
+show is declined at once (a `Reply` with the decline and a warning saying
+why).
+
 `Asks` holds what is open, keyed by corral's request id, at most
 `MAX_OPEN_ASKS` at once (`full()`: the caller refuses the excess); each
 request is settled exactly once (`answer` or `withdraw`). Pure data: no I/O.
@@ -59,6 +65,7 @@ from ...pipeline.events import (
     PermissionAnswer,
     PermissionChoice,
     PermissionRequest,
+    QuestionRequest,
     RawTool,
     ToolKind,
     ToolStatus,
@@ -66,6 +73,7 @@ from ...pipeline.events import (
     ToolUpdated,
 )
 from ._actions import ReadFile, Reply, ReplyError, RunCommand, WriteFile
+from ._elicit import CANCEL, DECLINE, Form, form_of
 from ._frames import REQUEST_CANCELLED
 from ._fs import Judged
 from ._terminal import CommandSpec
@@ -128,6 +136,12 @@ class _Command:
     tool: ToolUpdate
 
 
+@attrs.frozen(kw_only=True)
+class _Elicit:
+    rpc_id: int | str
+    form: Form
+
+
 @attrs.frozen
 class _Grant:
     command: str  # byte for byte, as judged
@@ -154,7 +168,7 @@ def _what_was_judged(tool: ToolUpdate) -> tuple[object, ...]:
 class Asks:
     def __init__(self, tools: ToolBook) -> None:
         self._tools = tools
-        self._open: dict[str, _Permission | _Write | _Read | _Command] = {}
+        self._open: dict[str, _Permission | _Write | _Read | _Command | _Elicit] = {}
         self._count = 0
         self._grants: deque[_Grant] = deque(maxlen=_MAX_GRANTS)
 
@@ -194,6 +208,18 @@ class Asks:
             RequestAsked(request=request, extensions={"acp/options": params.get("options")})
         )
         return events
+
+    def elicitation(
+        self, rpc_id: int | str, params: Mapping[str, Any]
+    ) -> Reply | list[DriverEvent]:
+        """`elicitation/create` → a Question request, or a decline saying why not."""
+        form = form_of(params)
+        if isinstance(form, str):
+            why = f"the agent asked for input corral cannot show: {form}; declined"
+            return Reply(rpc_id, DECLINE, warning=why)
+        request_id = self._next_id("elicit-")
+        self._open[request_id] = _Elicit(rpc_id=rpc_id, form=form)
+        return [RequestAsked(request=QuestionRequest(id=request_id, questions=form.questions))]
 
     def read(
         self, rpc_id: int | str, judged: Judged, *, line: int | None, limit: int | None
@@ -308,6 +334,8 @@ class Asks:
         choice = answer.choice if isinstance(answer, PermissionAnswer) else None
         allows = choice is not None and choice.allows
         match asked:
+            case _Elicit(rpc_id=rpc_id, form=form):
+                return Reply(rpc_id, form.reply(answer))
             case _Permission():
                 return self._permission_answer(asked, choice)
             case _Command() if allows:
@@ -363,7 +391,7 @@ class Asks:
     def recorded_answer(self, rpc_id: object, result: object) -> None:
         """Replay: the recorded wire shows how a request of the agent was answered."""
         for request_id, asked in list(self._open.items()):
-            if isinstance(asked, _Command | _Read | _Write) and asked.rpc_id == rpc_id:
+            if isinstance(asked, _Command | _Read | _Write | _Elicit) and asked.rpc_id == rpc_id:
                 del self._open[request_id]  # it was served or refused
             if not isinstance(asked, _Permission) or asked.rpc_id != rpc_id:
                 continue
@@ -381,6 +409,8 @@ class Asks:
         asked = self._open.pop(request_id, None)
         if asked is None:
             return None
+        if isinstance(asked, _Elicit):
+            return Reply(asked.rpc_id, CANCEL)
         if isinstance(asked, _Permission):
             self._tools.refuse(asked.tool_id)
             return Reply(asked.rpc_id, _CANCELLED)

@@ -27,7 +27,8 @@ and reported once.
 corral offers `fs` and, unless the recipe says otherwise, `terminal`: the
 agent's commands run as processes of this session (`_terminals.py`), each
 judged by the policy first, all killed when the session stops; a
-command's end comes back through `incoming` like everything else.
+command's output (as `ToolOutputDelta`s) and its end come back through
+`incoming` like everything else.
 
 The process, the pump, the reading loop and the stop are the kit's
 `JsonRpcDriver` (`sources/_kit/driver.py`). Stopping aborts `incoming` (so
@@ -96,7 +97,15 @@ class _TerminalExited:
     terminal_id: str
 
 
-_Item = Incoming | _TurnStarting | _PromptAnswered | _PromptRefused | _TerminalExited
+@attrs.frozen
+class _TerminalOutput:
+    terminal_id: str
+    text: str
+
+
+_Item = (
+    Incoming | _TurnStarting | _PromptAnswered | _PromptRefused | _TerminalExited | _TerminalOutput
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -185,6 +194,7 @@ class AcpDriver(JsonRpcDriver[_Item]):
                 tasks=tasks,
                 env=self.env(),
                 on_exit=self._terminal_exited,
+                on_output=self._terminal_output,
                 name=self._spec.session_id,
                 box=command_box(self._spec),
             )
@@ -248,6 +258,8 @@ class AcpDriver(JsonRpcDriver[_Item]):
                 return translator.prompt_failed(error.code, error.message)
             case _TerminalExited(terminal_id=terminal_id):
                 return self._files.terminal_exited(terminal_id)
+            case _TerminalOutput(terminal_id=terminal_id, text=text):
+                return self._files.terminal_output(terminal_id, text)
             case RpcNotification(method=method, params=params):
                 return translator.notification(method, params)
             case RpcRequest():
@@ -263,6 +275,9 @@ class AcpDriver(JsonRpcDriver[_Item]):
 
     async def _terminal_exited(self, terminal_id: str) -> None:
         await self._inbox.put_behind(_TerminalExited(terminal_id))
+
+    async def _terminal_output(self, terminal_id: str, text: str) -> None:
+        await self._inbox.put_behind(_TerminalOutput(terminal_id, text))
 
     async def send(self, command: driver.DriverCommand) -> None:
         match command:

@@ -5,8 +5,16 @@ What flows: requests over a `JsonRpcPeer`, and back an `OpenedSession`
 `CorralError` of the line protocol's kinds:
 
 - `initialize` offers the client capabilities corral serves: `fs` read and
-  write (confined to the session directory), `terminal` when enabled. A
-  protocol version other than 1 is ProtocolFailed.
+  write (confined to the session directory), `terminal` when enabled, and
+  `elicitation` forms (`{"form": {}}`, the official schema's shape; they
+  become Question requests). A protocol version other than 1 is
+  ProtocolFailed. `notice` / `compaction` updates are mapped whenever an
+  agent sends them but not advertised: only the reference names that
+  client capability (`session.notices`, `session.compaction`), and an
+  agent whose schema types it differently would refuse `initialize`.
+  Steering: the ACP reference defines no way to add a prompt to a running
+  turn (no capability, no method; `session/prompt` is one turn), so no
+  ACP agent has `Steer` and the engine queues prompts.
 - Authentication: an entry may name methods to use at once when their
   environment variable is set (Gemini's `gemini-api-key`). Otherwise the
   agent is asked only if `session/new` answers -32000 (auth required):
@@ -96,6 +104,7 @@ def initialize_params(*, terminal: bool) -> dict[str, Any]:
         "clientCapabilities": {
             "fs": {"readTextFile": True, "writeTextFile": True},
             "terminal": terminal,
+            "elicitation": {"form": {}},  # forms only: corral opens no URLs for the user
         },
         "clientInfo": {"name": CLIENT_NAME, "title": "corral", "version": _client_version()},
     }
@@ -114,6 +123,7 @@ def details_of(init: Mapping[str, Any]) -> AgentDetails:
         Capability.PLAN,
         Capability.SLASH_COMMANDS,
         Capability.CONTEXT_USAGE,
+        Capability.QUESTIONS,  # elicitation forms
     }
     if caps.get("loadSession") or session_caps.get("resume") is not None:
         features.add(Capability.RESUME)

@@ -17,11 +17,17 @@ driver events it becomes, and the agent's reply on the wire.
   permission for that very command line, else an Execute `RequestAsked`
   for the policy; `start` runs it after an allowing answer; a refused
   command is a JSON-RPC error and a Warning Diagnostic;
+- a terminal's output, as it arrives, → `ToolOutputDelta` for corral's own
+  tool for the command and each unfinished call that shows the terminal
+  (`terminal_output`);
 - `terminal/output` is answered at once; `terminal/wait_for_exit`,
   `terminal/kill` and `terminal/release` may wait, so each runs as a task
   in the session's task group and replies when done;
-- `elicitation/create` → declined at once (`{"action": "decline"}`, the
-  elicitation answer of ACP and MCP) and a Warning Diagnostic;
+- `elicitation/create` → a Question `RequestAsked` for a form corral can
+  show (`_elicit`), answered later in the agent's shape; anything else
+  (a URL, a field corral cannot show) is declined at once (`{"action":
+  "decline"}`, the elicitation answer of ACP and MCP) with a Warning
+  Diagnostic saying why;
 - anything else → JSON-RPC -32601 and a Diagnostic, so the agent never
   waits on a request corral will not serve.
 
@@ -52,7 +58,14 @@ import attrs
 
 from ...pipeline.driver import DriverEvent, Emitted
 from ...pipeline.errors import AgentGone
-from ...pipeline.events import Diagnostic, DiagnosticLevel, ToolStatus, ToolUpdate, ToolUpdated
+from ...pipeline.events import (
+    Diagnostic,
+    DiagnosticLevel,
+    ToolOutputDelta,
+    ToolStatus,
+    ToolUpdate,
+    ToolUpdated,
+)
 from .._jsonrpc import JsonRpcPeer, RpcRequest
 from ._asks import MAX_OPEN_ASKS, ReadFile, Reply, ReplyError, RunCommand, WriteFile
 from ._frames import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RAW_FRAME
@@ -80,7 +93,13 @@ MAX_OUTSTANDING = 128  # the agent's requests being served at once, all kinds
 _WAITING_CALLS = frozenset({"terminal/wait_for_exit", "terminal/kill", "terminal/release"})
 _FREEING = frozenset({"terminal/kill", "terminal/release"})
 _ASKING = frozenset(
-    {"session/request_permission", "fs/read_text_file", "fs/write_text_file", "terminal/create"}
+    {
+        "session/request_permission",
+        "elicitation/create",
+        "fs/read_text_file",
+        "fs/write_text_file",
+        "terminal/create",
+    }
 )
 _FAILED = "acp/request_failed"
 _LIMITED = "acp/limit"
@@ -132,9 +151,12 @@ class AgentRequests:
         match request.method:
             case "session/request_permission":
                 return self._translator.asks.permission(request.id, params)
-            case "elicitation/create":  # corral shows no forms: the wire's own decline
-                await self.reply(Reply(request.id, {"action": "decline"}))
-                return self._translator.declined(request.method, request.params)
+            case "elicitation/create":
+                asked = self._translator.asks.elicitation(request.id, params)
+                if isinstance(asked, list):
+                    return asked
+                await self.reply(asked)  # a form corral cannot show: the wire's own decline
+                return self._translator.declined(request.method, request.params, asked.warning)
             case "fs/read_text_file":
                 return await self._read_asked(request.id, params)
             case "fs/write_text_file":
@@ -369,6 +391,14 @@ class AgentRequests:
             self._exit_waits -= method == "terminal/wait_for_exit"
             self._freeing -= method in _FREEING
         await self.reply(Reply(rpc_id, result))
+
+    def terminal_output(self, terminal_id: str, text: str) -> list[DriverEvent]:
+        """Output a terminal just wrote: a delta for each tool that shows it."""
+        assert self._terminals is not None
+        own = self._terminals.own_tool_id(terminal_id)
+        shown = self._translator.tools.showing(terminal_id)
+        tool_ids = ([own] if own is not None else []) + shown
+        return [Emitted(kind=ToolOutputDelta(tool_id=tool_id, text=text)) for tool_id in tool_ids]
 
     def terminal_exited(self, terminal_id: str) -> list[DriverEvent]:
         """A command ended: corral's own tool for it finishes; tools showing it refresh."""

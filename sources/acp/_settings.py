@@ -32,9 +32,10 @@ import attrs
 from ...pipeline.driver import ConfigApplied, DriverEvent, InfoChanged
 from ...pipeline.events import ConfigChoice, ConfigOption, ConfigValue
 
-__all__ = ["MODE_OPTION", "Settings"]
+__all__ = ["MODEL_OPTION", "MODE_OPTION", "Settings"]
 
 MODE_OPTION = "mode"
+MODEL_OPTION = "model"
 
 # Mode ids (or the `#fragment` of a URL id) in which the agent decides by itself.
 _SELF_APPROVING_MODES = frozenset(
@@ -145,12 +146,47 @@ def mode_option(raw: object) -> ConfigOption | None:
     )
 
 
+def model_option(raw: object) -> ConfigOption | None:
+    """The unstable `models` state as one select option."""
+    if not isinstance(raw, dict):
+        return None
+    choices = []
+    for model in raw.get("availableModels") or []:
+        if not isinstance(model, dict) or not isinstance(model.get("modelId"), str):
+            continue
+        name, description = model.get("name"), model.get("description")
+        choices.append(
+            ConfigChoice(
+                value=model["modelId"],
+                label=name if isinstance(name, str) else model["modelId"],
+                description=description if isinstance(description, str) else None,
+            )
+        )
+    if not choices:
+        return None
+    current = raw.get("currentModelId")
+    return ConfigOption(
+        id=MODEL_OPTION,
+        name="Model",
+        live=True,
+        category="model",
+        choices=tuple(choices),
+        current=current if isinstance(current, str) else None,
+    )
+
+
+def _has(options: Mapping[str, ConfigOption], option_id: str) -> bool:
+    """A config option already is `option_id` (same id, or that category)."""
+    return option_id in options or any(o.category == option_id for o in options.values())
+
+
 @attrs.define
 class Settings:
     """The session's options, in the agent's order, and how each is set."""
 
     options: dict[str, ConfigOption] = attrs.field(factory=dict)
     via_mode: bool = False  # `mode` is set with session/set_mode
+    via_model: bool = False  # `model` is set with session/set_model
 
     @classmethod
     def from_session(cls, result: Mapping[str, Any]) -> Settings:
@@ -161,10 +197,13 @@ class Settings:
                 options[option.id] = option
         settings = cls(options=options)
         mode = mode_option(result.get("modes"))
-        has_mode = MODE_OPTION in options or any(o.category == "mode" for o in options.values())
-        if mode is not None and not has_mode:
-            settings.options = {MODE_OPTION: mode, **options}
+        if mode is not None and not _has(options, MODE_OPTION):
+            settings.options = {MODE_OPTION: mode, **settings.options}
             settings.via_mode = True
+        model = model_option(result.get("models"))
+        if model is not None and not _has(options, MODEL_OPTION):
+            settings.options = {**settings.options, MODEL_OPTION: model}
+            settings.via_model = True
         return settings
 
     def config_options(self) -> tuple[ConfigOption, ...]:
@@ -177,6 +216,8 @@ class Settings:
         """The wire call (method, params) that sets `option` to `value`."""
         if option == MODE_OPTION and self.via_mode:
             return "session/set_mode", {"sessionId": session_id, "modeId": value}
+        if option == MODEL_OPTION and self.via_model:
+            return "session/set_model", {"sessionId": session_id, "modelId": value}
         params: dict[str, object] = {"sessionId": session_id, "configId": option, "value": value}
         if isinstance(value, bool):
             params["type"] = "boolean"
@@ -218,6 +259,8 @@ class Settings:
         fresh = {o.id: o for raw in raw_options if (o := config_option(raw)) is not None}
         if self.via_mode and MODE_OPTION in self.options and MODE_OPTION not in fresh:
             fresh = {MODE_OPTION: self.options[MODE_OPTION], **fresh}
+        if self.via_model and MODEL_OPTION in self.options and MODEL_OPTION not in fresh:
+            fresh = {**fresh, MODEL_OPTION: self.options[MODEL_OPTION]}
         self.options = fresh
         events: list[DriverEvent] = [InfoChanged(config_options=self.config_options())]
         for option in fresh.values():

@@ -2,8 +2,17 @@
 
 What flows in: an allowed `CommandSpec` (`create`), then the agent's
 `terminal/*` calls by terminal id. What flows out: terminal ids, output
-snapshots (`{output, truncated, exitStatus?}`), exit statuses, and a call
-of `on_exit(terminal_id)` once each command has ended.
+snapshots (`{output, truncated, exitStatus?}`), exit statuses, a call of
+`on_output(terminal_id, text)` as output arrives (streamed, so the app
+sees a long command's output while it runs), and a call of
+`on_exit(terminal_id)` once each command has ended.
+
+Streaming is bounded: each call carries at most one read (`_READ_SIZE`
+bytes), at most the command's output limit is streamed in all (past it,
+the final snapshot shows the tail), and `on_output` may wait (the
+driver's bounded channel), which pauses the reader and so the command,
+never memory. The first call waits until the terminal's start is in the
+stream (`announce`), so its output never overtakes its start.
 
 Each command runs as `/bin/sh -c LINE` in its own session, inside corral's
 sandbox when the session has one (`CommandBox`: bubblewrap), with stdin
@@ -29,6 +38,7 @@ is the one place a command's process is started.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import signal
 from collections.abc import Awaitable, Callable, Mapping
@@ -52,6 +62,7 @@ _DRAIN_AFTER_EXIT = 2.0
 _READ_SIZE = 64 * 1024
 
 OnExit = Callable[[str], Awaitable[None]]
+OnOutput = Callable[[str, str], Awaitable[None]]  # (terminal id, text)
 
 
 @attrs.define(kw_only=True, eq=False)
@@ -113,8 +124,10 @@ class Terminals:
         on_exit: OnExit,
         name: str = "acp",
         box: CommandBox | None = None,  # corral's sandbox for every command, if any
+        on_output: OnOutput | None = None,
     ) -> None:
         self._box = box
+        self._on_output = on_output
         self._tasks = tasks
         self._env = dict(env)
         self._on_exit = on_exit
@@ -171,9 +184,18 @@ class Terminals:
     async def _read(self, terminal: _Terminal) -> None:
         stream = terminal.process.stdout
         assert stream is not None
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        unstreamed = terminal.spec.output_limit  # bytes still to stream
         try:
             while chunk := await stream.read(_READ_SIZE):
                 terminal.output.feed(chunk)
+                if self._on_output is None or unstreamed <= 0:
+                    continue
+                text = decoder.decode(chunk[:unstreamed])
+                unstreamed -= len(chunk)
+                if text:
+                    await terminal.announced.wait()
+                    await self._on_output(terminal.id, text)
         finally:
             terminal.eof.set()
 
@@ -247,6 +269,10 @@ class Terminals:
             await self._box.close()
 
     # ---- corral's own tool for a command it asked about ---------------------------
+
+    def own_tool_id(self, terminal_id: str) -> str | None:
+        terminal = self._open.get(terminal_id)
+        return None if terminal is None or terminal.tool is None else terminal.tool.id
 
     def finished_tool(self, terminal_id: str) -> ToolUpdate | None:
         terminal = self._open.get(terminal_id)

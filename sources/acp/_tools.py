@@ -337,6 +337,15 @@ class ToolBook:
         for tool_id in [t for t, call in self._calls.items() if _status(call).finished]:
             del self._calls[tool_id]
 
+    def showing(self, terminal_id: str) -> list[str]:
+        """The unfinished calls that show this terminal."""
+        return [
+            tool_id
+            for tool_id, call in self._calls.items()
+            if not _status(call).finished
+            and any(_terminal_id(block) == terminal_id for block in call.content)
+        ]
+
     def terminal_exited(self, terminal_id: str) -> list[ToolUpdate]:
         """Calls that show this terminal, re-rendered where its final output changed them."""
         out = []

@@ -15,6 +15,14 @@ the prompt text:
     read P        fs/read_text_file P, answers "read: <content>"
     unsupported   calls elicitation/create and an extension method; reports the
                   elicitation's action (or error) and the extension's error
+    elicit        elicitation/create with a form (a required string `name`, a
+                  boolean `ci`); says "elicitation <the answer as JSON>"
+    termstream    tool call t4 showing a terminal that prints "first", waits
+                  (20 s at most) until the file `go` exists in the cwd, then
+                  prints "second"; completes t4 and says the summary
+    notice        a warning notice, a compaction in progress, a summary block,
+                  the compaction completed, then end_turn
+    model         says the current model
     term LINE     terminal/create LINE (a shell line), waits for it, reads its
                   output, releases it: "exit <code> signal <sig> truncated
                   <bool> output <repr>", or "terminal error <code> <message>"
@@ -59,6 +67,8 @@ advertises:
     --resume-only       no `loadSession`; `sessionCapabilities.resume` instead
                         (`session/resume` replays nothing)
     --mcp-http          `mcpCapabilities.http` (stdio is always allowed)
+    --models            the model as the unstable `models` state (fast, smart)
+                        set with `session/set_model`, not as a config option
 """
 
 from __future__ import annotations
@@ -118,6 +128,7 @@ from acp.schema import (
     UsageUpdate,
 )
 from attacks import AttackMixin  # run as a script: its folder is on sys.path
+from pydantic import ConfigDict
 
 OPTIONS = [
     PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
@@ -125,6 +136,12 @@ OPTIONS = [
     PermissionOption(option_id="no", name="Reject", kind="reject_once"),
     PermissionOption(option_id="never", name="Never", kind="reject_always"),
 ]
+
+
+class _NewSessionWithModels(NewSessionResponse):
+    """`session/new`'s answer with the unstable `models` state the SDK dropped."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
 
 
 GONE = "scripted-gone"  # the session id a load or resume cannot find
@@ -137,6 +154,7 @@ def parse_flags(argv: list[str]) -> argparse.Namespace:
     flags.add_argument("--protocol", type=int, default=PROTOCOL_VERSION)
     flags.add_argument("--resume-only", action="store_true")
     flags.add_argument("--mcp-http", action="store_true")
+    flags.add_argument("--models", action="store_true")
     return flags.parse_args(argv)
 
 
@@ -199,6 +217,8 @@ class ScriptedAgent(AttackMixin):
         return AuthenticateResponse()
 
     def _session_state(self) -> dict[str, Any]:
+        if self._flags.models:
+            return {"models": self._models_state()}
         return {
             "modes": SessionModeState(
                 current_mode_id=self._mode,
@@ -228,7 +248,10 @@ class ScriptedAgent(AttackMixin):
         self._cwd = cwd
         self._mcp_servers = list(kwargs.get("mcp_servers") or [])
         self._opened = "new"
-        return NewSessionResponse(session_id=f"scripted-{os.getpid()}", **self._session_state())
+        session_id = f"scripted-{os.getpid()}"
+        if self._flags.models:  # a field the SDK's model no longer has
+            return _NewSessionWithModels(session_id=session_id, **self._session_state())
+        return NewSessionResponse(session_id=session_id, **self._session_state())
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         if session_id == GONE:
@@ -265,6 +288,18 @@ class ScriptedAgent(AttackMixin):
         return SetSessionConfigOptionResponse(
             config_options=self._session_state()["config_options"]
         )
+
+    def _models_state(self) -> dict[str, Any]:
+        available = [{"modelId": "fast", "name": "Fast"}, {"modelId": "smart", "name": "Smart"}]
+        return {"currentModelId": self._model, "availableModels": available}
+
+    async def set_model(self, params: Any) -> dict[str, Any]:
+        """`session/set_model` (no longer in the SDK: routed by `main`)."""
+        model = params.get("modelId") if isinstance(params, dict) else None
+        if model not in ("fast", "smart"):
+            raise RequestError.invalid_params({"modelId": model})
+        self._model = str(model)
+        return {}
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         self._cancel.setdefault(session_id, asyncio.Event()).set()
@@ -400,6 +435,62 @@ class ScriptedAgent(AttackMixin):
             await self.client.ext_method("scripted/ping", {"x": 1})
         except RequestError as error:
             await self._say(session_id, f"ext error {error.code}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_elicit(self, session_id: str, rest: str) -> PromptResponse:
+        conn = self.client._conn  # type: ignore[attr-defined]  # the SDK does not wrap it
+        schema = {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "title": "Name"},
+                "ci": {"type": "boolean", "title": "Set up CI"},
+            },
+            "required": ["name"],
+        }
+        params = {
+            "sessionId": session_id,
+            "mode": "form",
+            "message": "Set up the project?",
+            "requestedSchema": schema,
+        }
+        answer = await conn.send_request("elicitation/create", params)
+        await self._say(session_id, f"elicitation {json.dumps(answer, sort_keys=True)}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_termstream(self, session_id: str, rest: str) -> PromptResponse:
+        await self.client.session_update(
+            session_id, start_tool_call("t4", "stream", kind="execute", status="pending")
+        )
+        line = (
+            "printf first; i=0; while [ ! -e go ] && [ $i -lt 400 ]; "
+            "do sleep 0.05; i=$((i+1)); done; printf second"
+        )
+        summary = await self._run(session_id, "t4", command=line)
+        await self.client.session_update(session_id, update_tool_call("t4", status="completed"))
+        await self._say(session_id, summary)
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_notice(self, session_id: str, rest: str) -> PromptResponse:
+        conn = self.client._conn  # type: ignore[attr-defined]  # shapes the SDK does not have
+        updates = [
+            {"sessionUpdate": "notice", "severity": "warning", "title": "Rate limited"},
+            {"sessionUpdate": "compaction", "compactionId": "c1", "status": "in_progress"},
+            {
+                "sessionUpdate": "compaction_summary",
+                "compactionId": "c1",
+                "content": {"type": "text", "text": "summary"},
+            },
+            {"sessionUpdate": "compaction", "compactionId": "c1", "status": "completed"},
+        ]
+        for update in updates:
+            await conn.send_notification(
+                "session/update", {"sessionId": session_id, "update": update}
+            )
+        await self._say(session_id, "noticed")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _do_model(self, session_id: str, rest: str) -> PromptResponse:
+        await self._say(session_id, f"model {self._model}")
         return PromptResponse(stop_reason="end_turn")
 
     async def _run(self, session_id: str, tool_id: str | None = None, **create: Any) -> str:
@@ -575,8 +666,24 @@ class ScriptedAgent(AttackMixin):
         return PromptResponse(stop_reason="end_turn")
 
 
+def _route_set_model(agent: ScriptedAgent) -> None:
+    """Add `session/set_model` (the unstable method the SDK dropped) to the agent's router."""
+    from acp.agent import connection
+    from acp.router import Route
+
+    build = connection.build_agent_router
+
+    def build_with_set_model(*args: Any, **kwargs: Any) -> Any:
+        router = build(*args, **kwargs)
+        router.add_route(Route(method="session/set_model", func=agent.set_model, kind="request"))
+        return router
+
+    connection.build_agent_router = build_with_set_model  # type: ignore[assignment]
+
+
 async def main() -> None:
     agent = ScriptedAgent(parse_flags(sys.argv[1:]))
+    _route_set_model(agent)
     # `session/resume` is still in the SDK's unstable set.
     await run_agent(agent, use_unstable_protocol=True)  # type: ignore[arg-type]
 
