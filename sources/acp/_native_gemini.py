@@ -20,7 +20,8 @@ The file is a log of upserts, not of events:
   known keep their richer line, and only unknown ones are added.
 
 Hence the reader reads the whole file before it yields (sessions are
-small; a torn last line is reported as a Warning `Diagnostic`). Skipped:
+small; a line that is not JSON, a torn last line above all, is reported
+as a Warning `Diagnostic` after the conversation). Skipped:
 the `<session_context>` message the CLI sends first (its own setup, not
 the user's), and `user` messages that only carry `functionResponse` parts
 (a tool's result, already in the call). Turns end where the next prompt
@@ -240,7 +241,6 @@ def _agent_message(
 
 
 def _items(session: _Session) -> Iterator[ReplayItem]:
-    yield from session.problems
     for message_id, message in session.messages.items():
         kind = message.get("type")
         if kind == "user":
@@ -252,6 +252,7 @@ def _items(session: _Session) -> Iterator[ReplayItem]:
         elif kind in _LEVELS:
             text = _text(_parts(message.get("content")))
             yield Emitted(kind=Diagnostic(level=_LEVELS[str(kind)], message=text or str(kind)))
+    yield from session.problems  # at the end, where a torn last line was
 
 
 def read_gemini_session(path: Path) -> Iterator[ReplayItem]:

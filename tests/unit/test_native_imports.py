@@ -142,6 +142,9 @@ def test_gemini_chat_with_a_torn_last_line_keeps_the_rest_and_warns(tmp_path: Pa
     assert [w.level for w in warnings] == [DiagnosticLevel.WARNING]
     assert "torn" in warnings[0].message
     assert _prompts(items) == ["CORRAL_TOOL: echo hello-import", "Say something plain"]
+    assert isinstance(items[-1], Emitted) and items[-1].kind == warnings[0]  # where it was
+    records = _replayed(items, "gemini")
+    assert isinstance(records[-1], Closed) and len(_turn_ends(records)) == 2
 
 
 def test_gemini_chat_replays_into_two_closed_turns() -> None:
