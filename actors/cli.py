@@ -8,7 +8,7 @@ corral demo [--metrics HOST:PORT | --no-metrics] [TRANSCRIPT OPTIONS]
 corral transcripts list|show|export|search|replay
                                the transcript archive
 corral import PATH...          the agents' own transcripts, into the archive
-corral bench [--quick] [--json FILE]
+corral bench [--quick] [--json FILE] [--plot DIR [--from-json FILE]]
                                throughput, latency, scale, backpressure vs baselines
 corral schema                  print the line-protocol JSON schema
 corral policy check|explain    check a permission policy file; say what it would decide
@@ -37,7 +37,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any
 
-from ._cli_errors import EXIT_CODES_HELP, guarded
+from ._cli_errors import EXIT_CODES_HELP, UsageError, guarded
 from ._cli_inputs import (
     load_mock,
     load_policy_arg,
@@ -180,8 +180,15 @@ def _demo(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from ..sinks.metrics import Metrics
     from .bench import BenchOptions, run_bench
-    from .bench._run import write_json
+    from .bench._plots import require_plotting, write_charts
+    from .bench._run import read_json, write_json
 
+    if args.from_json and not args.plot:
+        raise UsageError("--from-json re-plots a saved run: give --plot DIR too")
+    if args.plot:
+        require_plotting()  # now, not after minutes of measuring
+    if args.from_json:
+        return write_charts(read_json(args.from_json), args.plot)
     loops = ("uvloop", "asyncio") if args.loop == "both" else (args.loop,)
 
     def sinks() -> list[Any]:
@@ -192,7 +199,7 @@ def _bench(args: argparse.Namespace) -> int:
     if args.json:
         write_json(report, args.json)
         print(f"corral: figures written to {args.json}", file=sys.stderr)
-    return 0
+    return write_charts(report, args.plot) if args.plot else 0
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -303,6 +310,12 @@ def build_parser(serve_defaults: Mapping[str, Any] | None = None) -> argparse.Ar
         help="smaller runs, scale and backpressure under the first loop only (about a minute)",
     )
     bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    bench.add_argument("--plot", metavar="DIR", help="also draw the figures as SVG charts in DIR")
+    bench.add_argument(
+        "--from-json",
+        metavar="FILE",
+        help="with --plot: draw the charts of a run saved with --json, without measuring",
+    )
     bench.add_argument(
         "--loop",
         choices=("uvloop", "asyncio", "both"),

@@ -299,3 +299,10 @@ def _table(figures: Figures, out: TextIO) -> None:
 def write_json(report: dict[str, Any], path: str) -> None:
     with open(path, "wb") as out:
         out.write(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+
+
+def read_json(path: str) -> dict[str, Any]:
+    """A report `write_json` saved (`corral bench --plot DIR --from-json FILE`)."""
+    with open(path, "rb") as saved:
+        report: dict[str, Any] = orjson.loads(saved.read())
+    return report
