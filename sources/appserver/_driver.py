@@ -3,7 +3,10 @@
 Handshake: `initialize` (client info and capabilities; the server answers
 `protocolVersion: "v1"`, anything else is refused), the `initialized`
 notification, then `thread/start {agentKey, cwd}` (or `thread/resume
-{threadId}` for a resume token). The agent key is the installation's id:
+{threadId}` for a resume token; a token naming a checkpoint makes the first
+prompt `turn/resume` it, see `_controls.py`). When `initialize` says
+`modelList`, `model/list {agentKey}` feeds the live `model` option. The
+agent key is the installation's id:
 the `name` of an ad-hoc `{"appserver": {...}}` ref, or the catalog id of an
 entry (`agent_entry`). The seed's `agentKey` is a key, the same string
 `model/list` filters by, so never the entry's display name.
@@ -13,7 +16,11 @@ Commands: StartTurn → `turn/start {threadId, input}`; SteerTurn →
 verdict); Interrupt → `turn/interrupt`; an answer → `approval/resolve
 {requestId, threadId, turnId, decision}` with decision `allow`,
 `allow_session` or `deny` (and the deny message as `reason`); a withdrawn
-request → `deny` with a reason saying so. Notifications go through
+request → `deny` with a reason saying so; Configure `model` → kept, and
+sent as `metadata.model` of every later `turn/start` (the wire has no
+switch call); other Configure, Rollback and Compact → refused (the wire has
+none of them). Fork and MCP servers are not declared (the wire has
+neither), so the shared fidelity check refuses them at open. Notifications go through
 `AppServerNormalizer`; a server request corral does not serve gets a
 JSON-RPC error and an Info Diagnostic.
 
@@ -32,10 +39,15 @@ import asyncio
 import os
 from typing import Any
 
+import attrs
+
 from ...pipeline.driver import (
+    ConfigApplied,
+    Configure,
     DriverCommand,
     DriverEvent,
     Handshake,
+    InfoChanged,
     Interrupt,
     LaunchSpec,
     Respond,
@@ -46,6 +58,7 @@ from ...pipeline.driver import (
 )
 from ...pipeline.errors import CorralError, ErrorKind
 from ...pipeline.events import (
+    AgentDetails,
     AgentInstallation,
     DiagnosticLevel,
     PermissionAnswer,
@@ -55,6 +68,15 @@ from ...pipeline.fidelity import DECLINED
 from ...pipeline.telemetry import SessionTelemetry
 from .._jsonrpc import Incoming, RpcError, RpcNotification, RpcRequest, WireProblem
 from .._kit.driver import JsonRpcDriver, note, unsupported
+from ._controls import (
+    MODEL,
+    Checkpoint,
+    checkpoint_of,
+    model_option,
+    parse_token,
+    resuming,
+    token,
+)
 from ._details import appserver_details
 from ._normalize import RAW_KEY, AppServerNormalizer
 
@@ -97,6 +119,9 @@ class AppServerDriver(JsonRpcDriver[Incoming]):
         self._normalizer = AppServerNormalizer()
         self._thread = ""
         self._turn: str | None = None
+        self._checkpoint: Checkpoint | None = None  # the last turn's, resumable
+        self._resuming: Checkpoint | None = None  # opened at it: the first prompt resumes it
+        self._model: str | None = None  # sent with every `turn/start`
 
     # ---- lifecycle -------------------------------------------------------------
 
@@ -109,7 +134,28 @@ class AppServerDriver(JsonRpcDriver[Incoming]):
         await self._launch(tasks, argv, {**os.environ, **dict(self._spec.env)})
         hello = await self._handshaking(self._initialize())
         self._thread = await self._handshaking(self._open_thread())
-        return Handshake(details=appserver_details(hello), resume_token=self._thread or None)
+        details = await self._handshaking(self._models(appserver_details(hello), hello))
+        options = ((MODEL, self._model),) if self._model else ()
+        resume_token = token(self._thread, self._resuming) if self._thread else None
+        return Handshake(details=details, resume_token=resume_token, options=options)
+
+    async def _models(self, details: AgentDetails, hello: dict[str, Any]) -> AgentDetails:
+        """The `model` option, from `model/list` where the server offers it."""
+        assert self._peer is not None
+        server = hello.get("capabilities")
+        if not isinstance(server, dict) or server.get("modelList") is not True:
+            return details
+        try:
+            listed = await self._peer.request("model/list", {"agentKey": self._installation.id})
+        except RpcError:
+            return details  # no list, no option: `configure model` is then refused
+        chosen = dict(self._spec.configure).get(MODEL)
+        option = model_option(listed, chosen if isinstance(chosen, str) else None)
+        if option is None:
+            return details
+        if isinstance(chosen, str) and option.accepts(chosen):
+            self._model = chosen  # the fidelity check refuses any other value at open
+        return attrs.evolve(details, config_options=(*details.config_options, option))
 
     async def _initialize(self) -> dict[str, Any]:
         assert self._peer is not None
@@ -133,7 +179,8 @@ class AppServerDriver(JsonRpcDriver[Incoming]):
 
     async def _open_thread(self) -> str:
         assert self._peer is not None
-        resume = self._spec.resume
+        resume, self._resuming = parse_token(self._spec.resume or "")
+        self._checkpoint = self._resuming
         try:
             if resume:
                 opened = await self._peer.request(
@@ -157,7 +204,10 @@ class AppServerDriver(JsonRpcDriver[Incoming]):
             case RpcNotification(method=method, params=params):
                 if method == "turn/started" and isinstance(params, dict):
                     self._turn = str(params.get("turnId") or self._turn)
-                return self._normalizer.feed(method, params)
+                events: list[DriverEvent] = []
+                if method == "turn/completed" and isinstance(params, dict):
+                    events += self._checkpointed(checkpoint_of(params))  # known at the turn's end
+                return events + self._normalizer.feed(method, params)
             case RpcRequest(method=method, params=params):
                 await self._decline(item)
                 frame = {"method": method, "params": params}
@@ -166,6 +216,13 @@ class AppServerDriver(JsonRpcDriver[Incoming]):
                 return [note(DiagnosticLevel.INFO, message, **marks)]
             case WireProblem():
                 return [item.event(speaker="the agent", wire="JSON-RPC", raw_key=RAW_KEY)]
+
+    def _checkpointed(self, checkpoint: Checkpoint | None) -> list[DriverEvent]:
+        """A turn ended: the resume token names its resumable checkpoint, or none."""
+        if checkpoint == self._checkpoint:
+            return []
+        self._checkpoint = checkpoint
+        return [InfoChanged(resume_token=token(self._thread, checkpoint))]
 
     # ---- commands -------------------------------------------------------------------
 
@@ -203,11 +260,19 @@ class AppServerDriver(JsonRpcDriver[Incoming]):
                 await self._resolve(request_id, _DECISIONS[choice], message)
             case Withdraw(request_id=request_id):
                 await self._resolve(request_id, "deny", "withdrawn: nobody will answer")
+            case Configure(option="model", value=str(model)):
+                self._model = model  # the engine checked it against the listed models
+                await self._inbox.put_local(ConfigApplied(option=MODEL, value=model))
             case _:
                 await self._inbox.put_local(*unsupported(command))
 
     async def _start_turn(self, text: str, attachments: tuple[str, ...]) -> None:
-        params = {"threadId": self._thread, "input": _input(text, attachments)}
+        if self._resuming is not None:
+            await self._resume_turn(self._resuming, text)
+            return
+        params: dict[str, Any] = {"threadId": self._thread, "input": _input(text, attachments)}
+        if self._model:
+            params["metadata"] = {"model": self._model}
         try:
             started = await self._request("turn/start", params)
         except RpcError as error:
@@ -216,6 +281,25 @@ class AppServerDriver(JsonRpcDriver[Incoming]):
             return
         if isinstance(started, dict) and isinstance(started.get("turnId"), str):
             self._turn = started["turnId"]
+
+    async def _resume_turn(self, checkpoint: Checkpoint, text: str) -> None:
+        """The first prompt of a session opened at a checkpoint: `turn/resume` it."""
+        self._resuming = None
+        self._normalizer.forget(text, steer=True)  # no echo: the wire takes no input here
+        params = {
+            "threadId": self._thread,
+            "turnId": checkpoint.turn_id,
+            "checkpointKey": checkpoint.key,
+        }
+        await self._inbox.put_local(resuming(checkpoint, text))
+        try:
+            resumed = await self._request("turn/resume", params)
+        except RpcError as error:
+            self._normalizer.forget(text)
+            await self._prompt_refused(f"the checkpoint could not be resumed: {error.message}")
+            return
+        if isinstance(resumed, dict) and isinstance(resumed.get("turnId"), str):
+            self._turn = resumed["turnId"]
 
     async def _steer(self, prompt_id: str, text: str, attachments: tuple[str, ...]) -> None:
         params: dict[str, Any] = {"threadId": self._thread, "input": _input(text, attachments)}

@@ -25,11 +25,16 @@ The prompt's text picks the turn's script (first match wins):
     WARN     an `error/warning`, then text
     THREAD   says the `thread/start` params it received, as JSON (`null`
              for a resumed thread)
+    METADATA says the `turn/start` metadata it received, as JSON
+    PAUSE    the turn completes at a `wait_user` checkpoint (`<turn>-checkpoint`),
+             which `turn/resume` takes up ("resumed <key>", then completed)
     FAIL     the turn completes `failed`
     anything "You said: <text>" in three deltas
 
 Every completed turn carries `tokenUsage` and a `checkpoint`. With the
-argument `--protocol-v2` it answers `initialize` with protocol "v2".
+argument `--protocol-v2` it answers `initialize` with protocol "v2"; with
+`--models` its capabilities say `modelList` and `model/list` lists
+`fake-small` and `fake-large`.
 """
 
 __all__ = ["MODULE"]

@@ -22,6 +22,7 @@ from ._schema import notification_problem, problem
 __all__ = ["main"]
 
 PROTOCOL = "v2" if "--protocol-v2" in sys.argv else "v1"  # v2: a server corral must refuse
+MODELS = "--models" in sys.argv  # says `modelList` and answers `model/list`
 _REQUESTS: dict[str, tuple[str, str]] = {  # method -> (params definition, result definition)
     "initialize": ("InitializeParams", "InitializeResponse"),
     "thread/start": ("ThreadStartParams", "ThreadStartResponse"),
@@ -30,7 +31,22 @@ _REQUESTS: dict[str, tuple[str, str]] = {  # method -> (params definition, resul
     "turn/steer": ("TurnSteerParams", "TurnQueueResponse"),
     "turn/interrupt": ("TurnInterruptParams", "TurnInterruptResponse"),
     "approval/resolve": ("ApprovalResolveParams", "ApprovalResolveResponse"),
+    # the seed's TurnResumeResponse refers to a `TurnStatus` it does not define: its
+    # result is checked against what it says without that reference (see `_resume_problem`)
+    "turn/resume": ("TurnResumeParams", ""),
+    "model/list": ("ModelListParams", "ModelListResponse"),
 }
+LISTED = [
+    {"id": "fake-small", "displayName": "Fake Small", "provider": "fake", "supportsTools": True},
+    {"id": "fake-large", "supportsTools": True},
+]
+
+
+def _resume_problem(result: dict[str, Any]) -> str | None:
+    """A `TurnResumeResponse` minus its dangling `status` reference: a string status."""
+    if not isinstance(result.get("status"), str):
+        return "status is not a string"
+    return problem("TurnStartResponse", {k: result[k] for k in ("threadId", "turnId", "status")})
 
 
 def drifted(what: str) -> None:
@@ -60,10 +76,16 @@ class Turn:
     """One running turn: its ids and the channels the requests reach it by."""
 
     def __init__(
-        self, thread_id: str, turn_id: str, text: str, opened: dict[str, Any] | None = None
+        self,
+        thread_id: str,
+        turn_id: str,
+        text: str,
+        opened: dict[str, Any] | None = None,
+        metadata: object = None,
     ) -> None:
         self.thread_id = thread_id
         self.opened = opened  # the params of the `thread/start` that opened the thread
+        self.metadata = metadata  # the `turn/start` metadata, as received
         self.turn_id = turn_id
         self.text = text
         self.steers: asyncio.Queue[str] = asyncio.Queue()
@@ -109,7 +131,7 @@ class Turn:
         notify("item/toolCall/delta", {**item, "status": "inProgress", "delta": arguments})
         return item
 
-    def complete(self, status: str = "completed", **extra: Any) -> None:
+    def complete(self, status: str = "completed", checkpoint: str = "", **extra: Any) -> None:
         params: dict[str, Any] = {
             "threadId": self.thread_id,
             "turnId": self.turn_id,
@@ -119,8 +141,8 @@ class Turn:
                 "key": f"{self.turn_id}-checkpoint",
                 "resumeAttempt": 0,
                 "cycleIndex": 1,
-                "status": "completed" if status == "completed" else "failed",
-                "terminalAcknowledged": True,
+                "status": checkpoint or ("completed" if status == "completed" else "failed"),
+                "terminalAcknowledged": not checkpoint,
             },
             **extra,
         }
@@ -223,6 +245,12 @@ async def run_turn(turn: Turn) -> None:
     elif "GOODBYE" in text:  # the server closes the thread mid-turn
         turn.say("closing", pieces=1)
         notify("thread/closed", {"threadId": turn.thread_id})
+    elif "METADATA" in text:
+        turn.say(json.dumps(turn.metadata, sort_keys=True), pieces=1)
+        turn.complete()
+    elif "PAUSE" in text:  # stops at a checkpoint that waits for the user
+        turn.say("waiting for you", pieces=1)
+        turn.complete("completed", checkpoint="wait_user")
     elif "FAIL" in text:
         turn.complete("failed", error="the model failed")
     else:
@@ -249,11 +277,13 @@ class Server:
             "turn/steer": self.turn_steer,
             "turn/interrupt": self.turn_interrupt,
             "approval/resolve": self.approval_resolve,
+            "turn/resume": self.turn_resume,
+            "model/list": self.model_list,
         }
 
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         capabilities = {
-            "modelList": False,
+            "modelList": MODELS,
             "threadLifecycle": True,
             "notificationOptOut": False,
             "schemaExport": False,
@@ -294,12 +324,44 @@ class Server:
         if self.turn is not None:
             raise ValueError("Thread already has an active turn")
         texts = [i.get("text", "") for i in params.get("input", []) if i.get("type") == "text"]
-        turn = Turn(self.thread_id, f"turn-{next(self.turns)}", " ".join(texts), self.opened)
+        turn_id = f"turn-{next(self.turns)}"
+        turn = Turn(self.thread_id, turn_id, " ".join(texts), self.opened, params.get("metadata"))
         self.turn = turn
         task = asyncio.get_running_loop().create_task(self._run(turn))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return {"threadId": self.thread_id, "turnId": turn.turn_id, "status": "running"}
+
+    async def model_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"models": LISTED}
+
+    async def turn_resume(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Takes up a `<turn>-checkpoint` key: the turn says so and completes."""
+        if self.turn is not None:
+            raise ValueError("Thread already has an active turn")
+        turn_id, key = params["turnId"], params["checkpointKey"]
+        if key != f"{turn_id}-checkpoint":
+            raise ValueError(f"unknown checkpoint {key}")
+        turn = Turn(self.thread_id, turn_id, "", self.opened)
+        self.turn = turn
+        task = asyncio.get_running_loop().create_task(self._resumed(turn, key))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return {
+            "threadId": self.thread_id,
+            "turnId": turn_id,
+            "runId": "run-2",
+            "status": "running",
+        }
+
+    async def _resumed(self, turn: Turn, key: str) -> None:
+        await asyncio.sleep(0)  # the turn/resume result goes out first
+        try:
+            notify("turn/started", {"threadId": turn.thread_id, "turnId": turn.turn_id})
+            turn.say(f"resumed {key}", pieces=1)
+            turn.complete()
+        finally:
+            self.turn = None
 
     async def _run(self, turn: Turn) -> None:
         await asyncio.sleep(0)  # the turn/start result goes out first
@@ -372,7 +434,7 @@ class Server:
                 }
             )
             return
-        why = problem(result_def, result)
+        why = problem(result_def, result) if result_def else _resume_problem(result)
         if why is not None and not (method == "initialize" and PROTOCOL != "v1"):
             drifted(f"{method} result: {why}")
         _write({"jsonrpc": "2.0", "id": request_id, "result": result})
