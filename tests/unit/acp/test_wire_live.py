@@ -1,7 +1,7 @@
 """Issue 22's ACP mappings over a real subprocess: the SDK-based scripted agent.
 
 The agent is `tests/support/acp_agents/scripted.py` (its `elicit`,
-`termstream`, `notice` and `model` prompts, and `--models`), opened through
+`termstream`, `notice`, `model` and `slow` prompts, and `--models`), opened through
 the catalog's `acp` entry; every event is checked against the line-protocol
 schema (`Watcher`) and every wait is bounded.
 """
@@ -25,12 +25,14 @@ from corral.pipeline.events import (
     PermissionChoice,
     QuestionRequest,
     QuestionsAnswer,
+    Queued,
     RequestOpened,
     TextAnswer,
     TextDelta,
     ToolOutputDelta,
     ToolStatus,
     ToolUpdated,
+    TurnStarted,
 )
 from corral.sources.acp import catalog_entries
 from corral.sources.catalog import Catalog
@@ -136,3 +138,17 @@ async def test_the_model_is_an_option_set_with_session_set_model(open_agent: Ope
     assert dict(info.options)["model"] == "smart"
     await watcher.session.prompt("model")
     assert texts(await watcher.turn()) == "model smart"
+
+
+async def test_a_prompt_during_a_turn_is_queued_not_steered(open_agent: Opener) -> None:
+    """ACP defines no steering: the second prompt waits and runs as a turn of its own."""
+    watcher = await open_agent()
+    await watcher.session.prompt("slow")
+    await watcher.until(lambda event: isinstance(event.kind, TextDelta))  # the turn runs
+    delivery = await watcher.session.prompt("after the slow one")
+    assert isinstance(delivery.kind, Queued)
+    await watcher.session.cancel()
+    await watcher.turn()
+    started = await watcher.until(lambda event: isinstance(event.kind, TurnStarted))
+    assert started[-1].kind.origin.prompt_id == delivery.prompt_id  # type: ignore[attr-defined]
+    assert texts(await watcher.turn()) == "You said: after the slow one"
