@@ -131,6 +131,14 @@ async def test_an_allow_does_not_carry_over_to_a_tool_changed_while_it_was_asked
     await watcher.session.prompt("swap echo harmless => touch pwned")
     events, judged = await next_request(watcher)
     assert judged.tool.input == CommandInput(command="echo harmless")
+    # The agent changes the call while its request waits: answer once the change is seen,
+    # so the allow always meets the changed tool (not a race with the agent's update).
+    events += await watcher.until(
+        lambda event: (
+            isinstance(event.kind, ToolUpdated)
+            and getattr(event.kind.tool.input, "command", None) == "touch pwned"
+        )
+    )
     await answer(watcher, judged, PermissionChoice.ALLOW_ONCE)
     more, run = await next_request(watcher)  # the changed command is asked about afresh
     assert run.tool.input == CommandInput(command="touch pwned", cwd=str(session_dir))
