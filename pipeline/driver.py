@@ -14,13 +14,24 @@ Rules a driver keeps:
 - every `SteerTurn` gets one `SteerVerdict`; every `Configure` one
   `ConfigApplied` or `ConfigRefused`; every `Rollback` one `RollbackVerdict`;
 - `run` ends when the agent's output ends, after sending `AgentExited`;
-- unknown frames become `Emitted(Diagnostic(Info))` with the raw frame in
-  `extensions`, never silence.
+- unknown frames become `Emitted(Diagnostic(Info), unknown_frame=<its type>)`
+  with the raw frame in `extensions`, never silence; a line that is not the
+  wire's becomes `Emitted(Diagnostic(Warning), problem=<its ProblemKind>)`.
+
+What corral itself reads off an event travels in typed fields (`tokens`,
+`model`, `problem`, `unknown_frame`); `extensions` holds only the source's
+own keys (`<source>/...`: raw frames, the agent's extras), passed to the app
+as they are. The engine writes the typed fields into the event's
+`extensions` (`corral/tokens`, `corral/model`, `corral/decode_error`,
+`corral/unknown_frame`) in one place, where it emits the event
+(`actors/engine/_output.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import attrs
@@ -52,6 +63,7 @@ __all__ = [
     "InfoChanged",
     "Interrupt",
     "LaunchSpec",
+    "ProblemKind",
     "PromptSent",
     "ReplayItem",
     "RequestAsked",
@@ -63,6 +75,7 @@ __all__ = [
     "StartTurn",
     "SteerTurn",
     "SteerVerdict",
+    "TokenCount",
     "TurnBegan",
     "TurnFinished",
     "WireFailed",
@@ -140,12 +153,68 @@ class TurnBegan:
     """The wire confirmed a turn (ours, or one the agent started itself)."""
 
 
+class ProblemKind(enum.StrEnum):
+    """What is wrong with a line that is not a message of the wire (closed set).
+
+    The same set labels `corral_decode_errors_total`; see `sources/_kit/problems.py`.
+    """
+
+    NOT_JSON = "not_json"  # not a JSON object (bad JSON, or a bare value)
+    OVERSIZED = "oversized"  # longer than the cap, skipped unread
+    BAD_SHAPE = "bad_shape"  # JSON that is not a message of the wire
+
+
+TOKEN_NAMES = ("input", "output", "cache_read", "cache_write", "reasoning")
+
+
+def _count(counts: Mapping[str, object], name: str) -> int | None:
+    value = counts.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@attrs.frozen(kw_only=True)
+class TokenCount:
+    """Tokens used since the previous report, by kind; None: the wire did not say."""
+
+    input: int | None = None
+    output: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    reasoning: int | None = None
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[str, object]) -> TokenCount:
+        """From counts under corral's names (`TOKEN_NAMES`); other keys, non-ints left out."""
+        return cls(**{name: _count(counts, name) for name in TOKEN_NAMES})
+
+    def counts(self) -> dict[str, int]:
+        """The reported counts, by name, in `TOKEN_NAMES` order (`corral/tokens` on the wire)."""
+        values = (self.input, self.output, self.cache_read, self.cache_write, self.reasoning)
+        pairs = zip(TOKEN_NAMES, values, strict=True)
+        return {name: value for name, value in pairs if value is not None}
+
+    def __add__(self, other: TokenCount) -> TokenCount:
+        """Two reports as one: each kind summed, None where neither said."""
+        mine, theirs = self.counts(), other.counts()
+        both = {name: mine.get(name, 0) + theirs.get(name, 0) for name in {*mine, *theirs}}
+        return TokenCount.from_counts(both)
+
+
 @attrs.frozen(kw_only=True)
 class Emitted:
-    """Agent output in corral's vocabulary; the engine attributes it."""
+    """Agent output in corral's vocabulary; the engine attributes it.
+
+    `tokens` and `model` ride on a `ContextUsage`; `problem` (a line that is
+    not the wire's) and `unknown_frame` (a frame of a type the source does
+    not know, named) on a `Diagnostic`. `extensions`: the source's own keys.
+    """
 
     kind: EventKind
     parent_tool_id: str | None = None
+    tokens: TokenCount | None = None
+    model: str | None = None
+    problem: ProblemKind | None = None
+    unknown_frame: str | None = None
     extensions: dict[str, Any] = attrs.field(factory=dict)
 
 

@@ -5,16 +5,20 @@ call it as things happen; observers (the metrics sink, the raw wire
 recorder) implement `Observer`. With no observer every call is a no-op,
 so a driver never needs to ask whether anyone listens.
 
-Conventions that ride on events instead (so they reach every sink):
+Conventions that ride on events instead (so they reach every sink); a
+driver fills typed fields of `Emitted` (`pipeline/driver.py`) and the
+engine writes them as these `extensions` keys where it emits the event:
 - unknown frames: an Info `Diagnostic` with the raw frame under
   `extensions["<source>/raw_frame"]` and `extensions["corral/unknown_frame"]`
-  set to the frame's type;
+  set to the frame's type (`Emitted.unknown_frame`);
 - undecodable lines: a Warning `Diagnostic` with
-  `extensions["corral/decode_error"]` = "not_json" | "oversized" | "bad_shape";
+  `extensions["corral/decode_error"]` = "not_json" | "oversized" | "bad_shape"
+  (`Emitted.problem`, a `ProblemKind`);
 - token usage: `ContextUsage` with `extensions["corral/tokens"]` =
   {"input", "output", "cache_read", "cache_write", "reasoning"} (ints, any
-  subset) counting the tokens used *since the previous report* (the engine
-  adds up the reports of a turn), and optionally `extensions["corral/model"]`;
+  subset; `Emitted.tokens`, a `TokenCount`) counting the tokens used *since
+  the previous report* (the engine adds up the reports of a turn), and
+  optionally `extensions["corral/model"]` (`Emitted.model`);
   `ContextUsage.cost_usd` is the session's running total (a drop is a reset).
 """
 

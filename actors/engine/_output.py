@@ -17,13 +17,38 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from ...pipeline.driver import DriverCommand
+from ...pipeline.driver import DriverCommand, Emitted
 from ...pipeline.errors import CorralError
 from ...pipeline.events import Event, EventKind, SessionInfo, SystemTime, TurnContext
 from ...pipeline.records import Closed, CloseReason, Opened, Prompted, SessionFailed, SinkItem
 from ._state import QueuedPrompt
 
-__all__ = ["Output"]
+__all__ = ["Output", "wire_extensions"]
+
+
+def wire_extensions(said: Emitted | None, extra: dict[str, object] | None) -> dict[str, object]:
+    """An event's `extensions`: the driver's typed fields as `corral/*` keys, its own, the engine's.
+
+    The one place the typed fields become the keys the app has always read:
+    `corral/decode_error` (a `ProblemKind`), `corral/tokens` (the counts
+    reported, by name), `corral/model`, the source's own keys, the engine's
+    marks, then `corral/unknown_frame` (the frame's type).
+    """
+    if said is None:
+        return {} if extra is None else extra
+    extensions: dict[str, object] = {}
+    if said.problem is not None:
+        extensions["corral/decode_error"] = said.problem.value
+    if said.tokens is not None:
+        extensions["corral/tokens"] = said.tokens.counts()
+    if said.model is not None:
+        extensions["corral/model"] = said.model
+    extensions.update(said.extensions)
+    if extra:
+        extensions.update(extra)
+    if said.unknown_frame is not None:
+        extensions["corral/unknown_frame"] = said.unknown_frame
+    return extensions
 
 
 class Output:
@@ -46,7 +71,9 @@ class Output:
         *,
         turn_info: TurnContext | None,
         extensions: dict[str, object] | None = None,
+        said: Emitted | None = None,
     ) -> None:
+        """The next event; `said`: the driver event it comes from, if any."""
         self.sequence += 1
         self.outbox.append(
             Event(
@@ -55,7 +82,7 @@ class Output:
                 kind=kind,
                 occurred_at=self.now_wall(),
                 turn_info=turn_info,
-                extensions={} if extensions is None else extensions,
+                extensions=wire_extensions(said, extensions),
             )
         )
 

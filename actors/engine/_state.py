@@ -7,12 +7,12 @@ beyond small derived properties.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
+from ...pipeline.driver import Emitted
 from ...pipeline.errors import CorralError
-from ...pipeline.events import ContextUsage, Request, TurnContext, TurnOrigin
+from ...pipeline.events import Request, TurnContext, TurnOrigin
 from ...pipeline.policy import Decide
 
 __all__ = [
@@ -75,8 +75,7 @@ class Turn:
     last_activity: float
     open_messages: dict[str, None] = attrs.field(factory=dict)  # insertion-ordered set
     running_tools: dict[str, None] = attrs.field(factory=dict)
-    usage: ContextUsage | None = None
-    usage_extensions: dict[str, Any] = attrs.field(factory=dict)
+    usage: Emitted | None = None  # the turn's usage so far, its tokens added up
     stall_warned: bool = False
     cancel_deadline: float | None = None  # set with the CANCEL transition
     contexts: dict[str | None, TurnContext] = attrs.field(factory=dict)

@@ -27,7 +27,8 @@ turn after the grace. `deadline` says when `expire` has something to do.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+import attrs
 
 from ...pipeline.driver import Compact, Emitted, Interrupt, StartTurn
 from ...pipeline.events import (
@@ -58,17 +59,19 @@ from ._state import EngineSettings, QueuedPrompt, Turn
 __all__ = ["Turns", "merge_usage"]
 
 
-def merge_usage(held: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
-    """Extensions of two usage reports as one: `corral/tokens` summed, the rest newest."""
-    merged = {**held, **fresh}
-    before, after = held.get("corral/tokens"), fresh.get("corral/tokens")
-    if isinstance(before, dict) and isinstance(after, dict):
-        tokens = dict(before)
-        for name, count in after.items():
-            if isinstance(count, int) and isinstance(tokens.get(name, 0), int):
-                tokens[name] = tokens.get(name, 0) + count
-        merged["corral/tokens"] = tokens
-    return merged
+def merge_usage(held: Emitted | None, fresh: Emitted) -> Emitted:
+    """Two usage reports of a turn as one: the latest figures, tokens summed, the rest newest."""
+    if held is None:
+        return fresh
+    tokens = held.tokens if fresh.tokens is None else fresh.tokens
+    if held.tokens is not None and fresh.tokens is not None:
+        tokens = held.tokens + fresh.tokens
+    return attrs.evolve(
+        fresh,
+        tokens=tokens,
+        model=held.model if fresh.model is None else fresh.model,
+        extensions={**held.extensions, **fresh.extensions},
+    )
 
 
 def _tool_id(kind: EventKind) -> str | None:
@@ -121,10 +124,12 @@ class Turns:
         in_turn: bool = True,
         parent_tool_id: str | None = None,
         extensions: dict[str, object] | None = None,
+        said: Emitted | None = None,
     ) -> None:
+        """One event; `said`: the driver's, whose typed fields the output writes."""
         turn = self.current if in_turn else None
         turn_info = None if turn is None else turn.context(parent_tool_id)
-        self._out.emit(kind, turn_info=turn_info, extensions=extensions)
+        self._out.emit(kind, turn_info=turn_info, extensions=extensions, said=said)
 
     @property
     def cancelling(self) -> bool:
@@ -209,7 +214,7 @@ class Turns:
             self.emit(MessageEnded(message_id))
             self._ended_messages.add(message_id)
         if turn.usage is not None:
-            self.emit(turn.usage, extensions=turn.usage_extensions)
+            self.emit(turn.usage.kind, said=turn.usage)
         self.emit(
             TurnEnded(stop=stop, background=tuple(turn.running_tools)),
             extensions=extensions,
@@ -242,14 +247,13 @@ class Turns:
             # Rides on this turn's end: the latest figures, with the tokens of
             # every report of the turn added up (each counts since the last).
             assert turn is not None
-            turn.usage = kind
-            turn.usage_extensions = merge_usage(turn.usage_extensions, emitted.extensions)
+            turn.usage = merge_usage(turn.usage, emitted)
             return
         if isinstance(kind, MessageEnded) and kind.message_id in self._ended_messages:
             return  # already ended when its turn ended
         if turn is None:
             if not _opens_turn(kind):
-                self.emit(kind, in_turn=False, extensions=emitted.extensions)
+                self.emit(kind, in_turn=False, said=emitted)
                 return
             self.open_by_content()
             turn = self.current
@@ -258,12 +262,12 @@ class Turns:
             if _opens_turn(kind) or isinstance(kind, MessageEnded):
                 self.stale_dropped += 1  # the previous turn's tail
             else:
-                self.emit(kind, in_turn=False, extensions=emitted.extensions)
+                self.emit(kind, in_turn=False, said=emitted)
             return
         self._account(turn, kind)
         turn.last_activity = self._clock()
         turn.stall_warned = False
-        self.emit(kind, parent_tool_id=emitted.parent_tool_id, extensions=emitted.extensions)
+        self.emit(kind, parent_tool_id=emitted.parent_tool_id, said=emitted)
 
     def _account(self, turn: Turn, kind: EventKind) -> None:
         match kind:
@@ -284,7 +288,7 @@ class Turns:
         kind = emitted.kind
         if isinstance(kind, ToolUpdated) and kind.tool.status.finished:
             self.tool_owner.pop(kind.tool.id, None)
-        self.emit(kind, in_turn=False, extensions=emitted.extensions)
+        self.emit(kind, in_turn=False, said=emitted)
 
     # ---- time ------------------------------------------------------------------
 

@@ -37,6 +37,8 @@ import contextlib
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
+import attrs
+
 from ...pipeline.channels import BrokenChannel
 from ...pipeline.driver import (
     AgentExited,
@@ -62,7 +64,7 @@ from .handshake import exit_status, handshake_exit
 from .inbox import Inbox, Local
 from .problems import tally
 
-__all__ = ["METHOD_NOT_FOUND", "JsonRpcDriver", "note", "spawn_agent", "unsupported"]
+__all__ = ["METHOD_NOT_FOUND", "JsonRpcDriver", "note", "spawn_agent", "unknown", "unsupported"]
 
 F = TypeVar("F")
 T = TypeVar("T")
@@ -84,8 +86,13 @@ async def spawn_agent(
 
 
 def note(level: DiagnosticLevel, message: str, **extensions: Any) -> Emitted:
-    """A Diagnostic event, with its extensions."""
+    """A Diagnostic event, with the source's extensions."""
     return Emitted(kind=Diagnostic(level=level, message=message), extensions=extensions)
+
+
+def unknown(frame_type: str, message: str, **extensions: Any) -> Emitted:
+    """The Info Diagnostic of a frame the source does not know, named by its type."""
+    return attrs.evolve(note(DiagnosticLevel.INFO, message, **extensions), unknown_frame=frame_type)
 
 
 def unsupported(command: DriverCommand) -> tuple[DriverEvent, ...]:

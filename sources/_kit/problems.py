@@ -9,35 +9,25 @@ metric labels by (a kind outside it would read as "other"):
 - `BAD_SHAPE`: valid JSON that is not a message of the wire (a response to
   no request of ours, a frame whose fields do not fit).
 
-The kind is decided where the problem is found, never guessed later from
-a message's wording. `WireProblem.event` makes the one Warning
-`Diagnostic` a source reports (`corral/decode_error` = the kind, the raw
-prefix under the source's raw key). `tally` is the one place the session's
+The kind (`ProblemKind`, part of the driver contract in
+`pipeline/driver.py`) is decided where the problem is found, never guessed
+later from a message's wording. `WireProblem.event` makes the one Warning
+`Diagnostic` a source reports (`Emitted.problem` = the kind, the raw prefix
+under the source's raw key). `tally` is the one place the session's
 telemetry counts problems and unknown frames: every event a driver sends
 passes it, so each is counted once, on its way out.
 """
 
 from __future__ import annotations
 
-import enum
-
 import attrs
 
 from ...pipeline.decoding import NotJson, Oversized
-from ...pipeline.driver import DriverEvent, Emitted
+from ...pipeline.driver import DriverEvent, Emitted, ProblemKind
 from ...pipeline.events import Diagnostic, DiagnosticLevel
 from ...pipeline.telemetry import SessionTelemetry
 
-__all__ = ["DECODE_ERROR", "UNKNOWN_FRAME", "ProblemKind", "WireProblem", "tally"]
-
-DECODE_ERROR = "corral/decode_error"
-UNKNOWN_FRAME = "corral/unknown_frame"
-
-
-class ProblemKind(enum.StrEnum):
-    NOT_JSON = "not_json"
-    OVERSIZED = "oversized"
-    BAD_SHAPE = "bad_shape"
+__all__ = ["ProblemKind", "WireProblem", "tally"]
 
 
 @attrs.frozen(kw_only=True)
@@ -71,15 +61,14 @@ class WireProblem:
             level=DiagnosticLevel.WARNING,
             message=f"{speaker} wrote a line that is not {wire}: {self.reason}",
         )
-        return Emitted(kind=note, extensions={DECODE_ERROR: self.kind.value, raw_key: self.raw})
+        return Emitted(kind=note, problem=self.kind, extensions={raw_key: self.raw})
 
 
 def tally(telemetry: SessionTelemetry, event: DriverEvent) -> None:
     """Count an event that reports a wire problem or an unknown frame."""
-    if not isinstance(event, Emitted) or not event.extensions:
+    if not isinstance(event, Emitted):
         return
-    if UNKNOWN_FRAME in event.extensions:
+    if event.unknown_frame is not None:
         telemetry.unknown_frame()
-    kind = event.extensions.get(DECODE_ERROR)
-    if kind is not None:
-        telemetry.decode_error(str(kind))
+    if event.problem is not None:
+        telemetry.decode_error(event.problem.value)

@@ -2,10 +2,10 @@
 
 Every frame corral cannot turn into an event becomes a `Diagnostic` that
 carries the raw frame under `extensions["acp/raw_frame"]`, with
-`extensions["corral/unknown_frame"]` naming what it was (an unknown
-`sessionUpdate`, an extension method, an unsupported request...): nothing
-the agent says is silently dropped. The driver counts these through its
-telemetry by looking for that marker.
+`Emitted.unknown_frame` naming what it was (an unknown `sessionUpdate`, an
+extension method, an unsupported request...): nothing the agent says is
+silently dropped. The driver counts these through its telemetry by that
+field (the engine writes it as `corral/unknown_frame`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ __all__ = [
     "RAW_FRAME",
     "REQUEST_CANCELLED",
     "RESOURCE_NOT_FOUND",
-    "UNKNOWN_FRAME",
     "history_note",
     "is_history",
     "prompt_blocks",
@@ -45,14 +44,14 @@ RESOURCE_NOT_FOUND = -32002
 REQUEST_CANCELLED = -32800
 
 RAW_FRAME = "acp/raw_frame"
-UNKNOWN_FRAME = "corral/unknown_frame"
 
 
 def raw_diagnostic(level: DiagnosticLevel, message: str, frame_type: str, raw: object) -> Emitted:
     """A Diagnostic carrying one raw frame the event model has no place for."""
     return Emitted(
         kind=Diagnostic(level=level, message=message),
-        extensions={RAW_FRAME: raw, UNKNOWN_FRAME: frame_type},
+        unknown_frame=frame_type,
+        extensions={RAW_FRAME: raw},
     )
 
 

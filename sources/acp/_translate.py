@@ -19,9 +19,6 @@ Mapping (`sessionUpdate` → event):
 - `current_mode_update` / `config_option_update` → ConfigApplied /
   InfoChanged (`_settings`); `session_info_update` → InfoChanged(title).
 - `usage_update` → ContextUsage (cost in USD only).
-- `notice` → a Diagnostic at the notice's level; `compaction` /
-  `compaction_summary` → ContextCompacted, once per compaction
-  (`_notices`).
 - anything else → Info Diagnostic with the raw update.
 
 The prompt's `stopReason` ends the turn: end_turn → Completed, cancelled
@@ -38,7 +35,14 @@ from typing import Any
 
 import attrs
 
-from ...pipeline.driver import DriverEvent, Emitted, InfoChanged, TurnBegan, TurnFinished
+from ...pipeline.driver import (
+    DriverEvent,
+    Emitted,
+    InfoChanged,
+    TokenCount,
+    TurnBegan,
+    TurnFinished,
+)
 from ...pipeline.events import (
     Cancelled,
     Completed,
@@ -59,7 +63,6 @@ from ...pipeline.events import (
 from ...pipeline.fidelity import DECLINED
 from ._asks import Asks
 from ._frames import raw_diagnostic
-from ._notices import Compactions, notice
 from ._settings import Settings
 from ._tools import ToolBook
 
@@ -139,14 +142,17 @@ def _meta_usage(meta: object, window: tuple[int, int] | None) -> Emitted | None:
     }
     if not tokens:
         return None
-    extensions: dict[str, object] = {"corral/tokens": tokens}
     models = quota.get("model_usage") if isinstance(quota, dict) else None
+    model = None
     if isinstance(models, list) and models and isinstance(models[-1], dict):
-        model = models[-1].get("model")
-        if isinstance(model, str):
-            extensions["corral/model"] = model
+        named = models[-1].get("model")
+        model = named if isinstance(named, str) else None
     used, size = window if window is not None else (sum(tokens.values()), None)
-    return Emitted(kind=ContextUsage(used_tokens=used, window_tokens=size), extensions=extensions)
+    return Emitted(
+        kind=ContextUsage(used_tokens=used, window_tokens=size),
+        tokens=TokenCount.from_counts(tokens),
+        model=model,
+    )
 
 
 class Translator:
@@ -156,7 +162,6 @@ class Translator:
         self.settings = settings if settings is not None else Settings()
         self.tools = ToolBook()
         self.asks = Asks(self.tools)
-        self.compactions = Compactions()
         self._messages = 0
         self._stream: tuple[str, str] | None = None  # (stream, message id) being written
         self._window: tuple[int, int] | None = None  # last usage_update (used, size)
@@ -205,7 +210,7 @@ class Translator:
             return None
         return Emitted(
             kind=ContextUsage(used_tokens=used, window_tokens=window),
-            extensions={"corral/tokens": tokens},
+            tokens=TokenCount.from_counts(tokens),
         )
 
     # ---- notifications --------------------------------------------------------------
@@ -247,12 +252,6 @@ class Translator:
                 return [InfoChanged(title=title)] if isinstance(title, str) else []
             case "usage_update":
                 return self._usage(update)
-            case "notice":
-                return notice(update)
-            case "compaction":
-                return self.compactions.update(update)
-            case "compaction_summary":
-                return self.compactions.summary(update)
         return [
             raw_diagnostic(
                 DiagnosticLevel.INFO, f"ACP session update {kind!r}", f"update:{kind}", update
@@ -326,9 +325,9 @@ class Translator:
         message = f"the agent sent the {what} {method}, which corral does not support"
         return [_declined(raw_diagnostic(level, message, method, params), method)]
 
-    def declined(self, method: str, params: object, why: str | None = None) -> list[DriverEvent]:
+    def declined(self, method: str, params: object) -> list[DriverEvent]:
         """A request corral answered with the wire's own decline (`elicitation/create`)."""
-        message = why or f"the agent asked for input corral cannot show ({method}); declined"
+        message = f"the agent asked for input corral cannot show ({method}); declined"
         note = raw_diagnostic(DiagnosticLevel.WARNING, message, method, params)
         return [_declined(note, method)]
 

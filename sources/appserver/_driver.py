@@ -60,14 +60,13 @@ from ...pipeline.errors import CorralError, ErrorKind
 from ...pipeline.events import (
     AgentDetails,
     AgentInstallation,
-    DiagnosticLevel,
     PermissionAnswer,
     PermissionChoice,
 )
 from ...pipeline.fidelity import DECLINED
 from ...pipeline.telemetry import SessionTelemetry
 from .._jsonrpc import Incoming, RpcError, RpcNotification, RpcRequest, WireProblem
-from .._kit.driver import JsonRpcDriver, note, unsupported
+from .._kit.driver import JsonRpcDriver, unknown, unsupported
 from ._controls import (
     MODEL,
     Checkpoint,
@@ -212,8 +211,8 @@ class AppServerDriver(JsonRpcDriver[Incoming]):
                 await self._decline(item)
                 frame = {"method": method, "params": params}
                 message = f"the agent asked {method}, which corral does not serve"
-                marks = {RAW_KEY: frame, "corral/unknown_frame": method, DECLINED: method}
-                return [note(DiagnosticLevel.INFO, message, **marks)]
+                marks = {RAW_KEY: frame, DECLINED: method}
+                return [unknown(method, message, **marks)]
             case WireProblem():
                 return [item.event(speaker="the agent", wire="JSON-RPC", raw_key=RAW_KEY)]
 

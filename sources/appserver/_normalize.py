@@ -54,6 +54,7 @@ from ...pipeline.driver import (
     InfoChanged,
     RequestAsked,
     RequestWithdrawn,
+    TokenCount,
     TurnBegan,
     TurnFinished,
     WireFailed,
@@ -245,10 +246,8 @@ class AppServerNormalizer:
     def _usage(usage: Json, model: str | None = None) -> Emitted:
         tokens = usage_tokens(usage)
         used = sum(tokens.get(k, 0) for k in ("input", "output"))
-        extensions: dict[str, Any] = {"corral/tokens": tokens}
-        if model:
-            extensions["corral/model"] = model
-        return _emit(ContextUsage(used_tokens=used), **extensions)
+        usage_kind = ContextUsage(used_tokens=used)
+        return Emitted(kind=usage_kind, tokens=TokenCount.from_counts(tokens), model=model or None)
 
     # ---- items -----------------------------------------------------------------
 
@@ -375,8 +374,8 @@ class AppServerNormalizer:
 
 
 def _leftover(method: str, params: object) -> Emitted:
-    marker = "appserver/unmapped" if method in NOTIFICATIONS else "corral/unknown_frame"
     note = Diagnostic(level=DiagnosticLevel.INFO, message=f"app-server notification {method}")
-    return Emitted(
-        kind=note, extensions={RAW_KEY: {"method": method, "params": params}, marker: method}
-    )
+    raw = {RAW_KEY: {"method": method, "params": params}}
+    if method in NOTIFICATIONS:  # known, not mapped (yet)
+        return Emitted(kind=note, extensions={**raw, "appserver/unmapped": method})
+    return Emitted(kind=note, unknown_frame=method, extensions=raw)

@@ -47,7 +47,6 @@ from ...pipeline.driver import (
     AgentExited,
     DriverCommand,
     DriverEvent,
-    Emitted,
     EventSink,
     Handshake,
     LaunchSpec,
@@ -58,6 +57,7 @@ from ...pipeline.events import AgentDetails, AgentInstallation
 from ...pipeline.framing import LineSplitter, Oversized
 from ...pipeline.sizes import item_size
 from ...pipeline.telemetry import SessionTelemetry
+from .._kit.problems import tally
 from .._private import PrivateFile
 from .._process import AgentProcess, exit_status
 from ._details import details_from_initialize
@@ -349,12 +349,7 @@ class ClaudeDriver:
         return self._protocol.receive_line(line)
 
     async def _forward(self, event: DriverEvent) -> None:
-        if isinstance(event, Emitted):
-            if "corral/unknown_frame" in event.extensions:
-                self._telemetry.unknown_frame()
-            kind = event.extensions.get("corral/decode_error")
-            if isinstance(kind, str):
-                self._telemetry.decode_error(kind)
+        tally(self._telemetry, event)
         await self._events.send(event)
 
     async def _write(self, data: bytes) -> None:

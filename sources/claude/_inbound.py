@@ -17,6 +17,7 @@ from ...pipeline.driver import (
     ConfigApplied,
     DriverEvent,
     InfoChanged,
+    ProblemKind,
     RequestAsked,
     RequestWithdrawn,
     TurnBegan,
@@ -62,10 +63,11 @@ class InboundFrames(ProtocolCore):
             frame = orjson.loads(line)
         except orjson.JSONDecodeError as error:
             prefix = line[:200].decode("utf-8", "replace")
-            return [decode_problem(prefix, f"not JSON: {error}", "not_json")]
+            return [decode_problem(prefix, f"not JSON: {error}", ProblemKind.NOT_JSON)]
         if not isinstance(frame, dict):
             prefix = line[:200].decode("utf-8", "replace")
-            return [decode_problem(prefix, "a JSON value that is not an object", "bad_shape")]
+            reason = "a JSON value that is not an object"
+            return [decode_problem(prefix, reason, ProblemKind.BAD_SHAPE)]
         return self.receive(frame)
 
     def receive(self, frame: Mapping[str, Any]) -> list[DriverEvent]:

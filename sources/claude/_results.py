@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...pipeline.driver import DriverEvent, Emitted, WireFailed
+from ...pipeline.driver import DriverEvent, Emitted, TokenCount, WireFailed
 from ...pipeline.errors import ErrorKind
 from ...pipeline.events import Cancelled, Completed, ContextUsage, Failed, Refused, StopReason
 from ._content import Content, user_text
@@ -84,11 +84,7 @@ def _usage(frame: Mapping[str, Any], content: Content) -> list[DriverEvent]:
     cost = frame.get("total_cost_usd")
     if isinstance(cost, bool) or not isinstance(cost, int | float):
         cost = None
-    extensions: dict[str, Any] = {}
-    if turn_usage is not None:
-        extensions["corral/tokens"] = _tokens(turn_usage)
-    if model is not None:
-        extensions["corral/model"] = model
+    tokens = None if turn_usage is None else TokenCount.from_counts(_tokens(turn_usage))
     kind = ContextUsage(
         used_tokens=used,
         window_tokens=window,
@@ -96,7 +92,7 @@ def _usage(frame: Mapping[str, Any], content: Content) -> list[DriverEvent]:
         if isinstance(cost, int | float) and not isinstance(cost, bool)
         else None,
     )
-    return [Emitted(kind=kind, extensions=extensions)]
+    return [Emitted(kind=kind, tokens=tokens, model=model)]
 
 
 def _stop(frame: Mapping[str, Any], interrupted: bool) -> StopReason:

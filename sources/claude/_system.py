@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...pipeline.driver import DriverEvent, Emitted, InfoChanged
+from ...pipeline.driver import DriverEvent, Emitted, InfoChanged, ProblemKind
 from ...pipeline.events import ContextCompacted, Diagnostic, DiagnosticLevel
 from ...pipeline.framing import Oversized
 from ._json import field_obj
@@ -65,22 +65,24 @@ def note(level: DiagnosticLevel, message: str, frame: Mapping[str, Any]) -> Emit
 def unknown_frame(frame: Mapping[str, Any], name: str) -> Emitted:
     return Emitted(
         kind=Diagnostic(level=DiagnosticLevel.INFO, message=f"Claude Code sent a {name} frame"),
-        extensions={f"{SOURCE}/raw_frame": dict(frame), "corral/unknown_frame": name},
+        unknown_frame=name,
+        extensions={f"{SOURCE}/raw_frame": dict(frame)},
     )
 
 
-def decode_problem(prefix: str, reason: str, kind: str) -> Emitted:
+def decode_problem(prefix: str, reason: str, kind: ProblemKind) -> Emitted:
     return Emitted(
         kind=Diagnostic(
             level=DiagnosticLevel.WARNING,
             message=f"Claude Code wrote a line corral cannot read ({reason})",
         ),
-        extensions={"corral/decode_error": kind, f"{SOURCE}/raw_line": prefix},
+        problem=kind,
+        extensions={f"{SOURCE}/raw_line": prefix},
     )
 
 
 def oversized(line: Oversized) -> Emitted:
-    return decode_problem("", f"a line of {line.length} bytes is too long", "oversized")
+    return decode_problem("", f"a line of {line.length} bytes is too long", ProblemKind.OVERSIZED)
 
 
 def _text(frame: Mapping[str, Any], *keys: str) -> str:

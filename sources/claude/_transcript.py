@@ -33,7 +33,14 @@ from typing import Any
 
 import orjson
 
-from ...pipeline.driver import Emitted, PromptSent, ReplayItem, TurnBegan, TurnFinished
+from ...pipeline.driver import (
+    Emitted,
+    ProblemKind,
+    PromptSent,
+    ReplayItem,
+    TurnBegan,
+    TurnFinished,
+)
 from ...pipeline.events import (
     Cancelled,
     Completed,
@@ -116,8 +123,8 @@ class _Replay:
         self.in_turn = False
         usage = self.content.usage
         if usage is not None:
-            extensions = {} if self.content.model is None else {"corral/model": self.content.model}
-            yield Emitted(kind=ContextUsage(used_tokens=_occupancy(usage)), extensions=extensions)
+            usage_kind = ContextUsage(used_tokens=_occupancy(usage))
+            yield Emitted(kind=usage_kind, model=self.content.model)
         yield TurnFinished(stop=stop)
 
     def entry(self, entry: Mapping[str, Any]) -> Iterator[ReplayItem]:
@@ -176,7 +183,7 @@ def read_native_transcript(path: str | Path) -> Iterator[ReplayItem]:
                 entry = orjson.loads(line)
             except orjson.JSONDecodeError as error:
                 prefix = line[:200].decode("utf-8", "replace")
-                yield decode_problem(prefix, f"not JSON: {error}", "not_json")
+                yield decode_problem(prefix, f"not JSON: {error}", ProblemKind.NOT_JSON)
                 continue
             if isinstance(entry, dict):
                 yield from replay.entry(entry)

@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from ...pipeline.driver import Emitted
+from ...pipeline.driver import Emitted, ProblemKind, TokenCount
 from ...pipeline.events import (
     ContextUsage,
     Diagnostic,
@@ -69,21 +69,24 @@ def diagnostic(level: DiagnosticLevel, message: str, **extensions: Any) -> Emitt
     return Emitted(kind=Diagnostic(level=level, message=message), extensions=dict(extensions))
 
 
+def problem(kind: ProblemKind, message: str, **extensions: Any) -> Emitted:
+    """A Warning about a line or frame that is not the wire's, of a `ProblemKind`."""
+    note = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
+    return Emitted(kind=note, problem=kind, extensions=dict(extensions))
+
+
 def unknown_frame(frame_type: str, raw: object) -> Emitted:
     """A frame corral does not know: kept, never silent."""
-    return diagnostic(
-        DiagnosticLevel.INFO,
-        f"unknown Codex frame {frame_type!r}",
-        **{RAW_FRAME: _bounded(raw), "corral/unknown_frame": frame_type},
-    )
+    note = Diagnostic(level=DiagnosticLevel.INFO, message=f"unknown Codex frame {frame_type!r}")
+    return Emitted(kind=note, unknown_frame=frame_type, extensions={RAW_FRAME: _bounded(raw)})
 
 
 def bad_shape(frame_type: str, raw: object, error: ShapeError) -> Emitted:
     """A known frame whose fields are not what the protocol says."""
-    return diagnostic(
-        DiagnosticLevel.WARNING,
+    return problem(
+        ProblemKind.BAD_SHAPE,
         f"Codex sent a {frame_type!r} frame corral could not read: {error}",
-        **{RAW_FRAME: _bounded(raw), "corral/decode_error": "bad_shape"},
+        **{RAW_FRAME: _bounded(raw)},
     )
 
 
@@ -184,12 +187,10 @@ class UsageMeter:
 
 
 def context_usage(*, used: int, window: int | None, tokens: Tokens, model: str | None) -> Emitted:
-    extensions: dict[str, Any] = {"corral/tokens": tokens.to_extension()}
-    if model:
-        extensions["corral/model"] = model
     return Emitted(
         kind=ContextUsage(used_tokens=max(used, 0), window_tokens=window),
-        extensions=extensions,
+        tokens=TokenCount.from_counts(tokens.to_extension()),
+        model=model or None,
     )
 
 

@@ -34,6 +34,7 @@ from ...pipeline.driver import (
     DriverEvent,
     Emitted,
     InfoChanged,
+    ProblemKind,
     PromptSent,
     ReplayItem,
     TurnBegan,
@@ -41,11 +42,10 @@ from ...pipeline.driver import (
 from ...pipeline.events import (
     ContextUsage,
     Diagnostic,
-    DiagnosticLevel,
     PlanUsageUpdated,
     UserMessage,
 )
-from ._common import diagnostic, unknown_frame
+from ._common import problem, unknown_frame
 from ._eventmsg import EventMsgNormalizer
 
 __all__ = ["SKIPPED_LINE_TYPES", "RolloutReader", "read_native_transcript", "recognizes_line"]
@@ -105,12 +105,12 @@ class RolloutReader:
         if isinstance(line, Oversized):
             note = f"a rollout line of {line.length} bytes was too long"
             return [
-                diagnostic(DiagnosticLevel.WARNING, note, **{"corral/decode_error": "oversized"})
+                problem(ProblemKind.OVERSIZED, note)
             ]
         if isinstance(line, NotJson):
             note = f"a rollout line is not JSON: {line.reason}"
-            extensions = {"corral/decode_error": "not_json", "codex/raw_line": line.prefix}
-            return [diagnostic(DiagnosticLevel.WARNING, note, **extensions)]
+            extensions = {"codex/raw_line": line.prefix}
+            return [problem(ProblemKind.NOT_JSON, note, **extensions)]
         line_type = line.get("type")
         payload = line.get("payload")
         if line_type == "event_msg":

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from ...pipeline.driver import Emitted
+from ...pipeline.driver import Emitted, ProblemKind, TokenCount
 from ...pipeline.events import (
     ContextUsage,
     Diagnostic,
@@ -101,11 +101,13 @@ class NormalizerState:
             self._tools[tool.id] = tool
         return self._emit(event, ToolUpdated(tool), extensions, parent=parent)
 
-    def _usage(self, event: Json, fallback: int, extensions: dict[str, Any]) -> Emitted:
+    def _usage(
+        self, event: Json, fallback: int, extensions: dict[str, Any], model: str | None = None
+    ) -> Emitted:
         current, limit = self._window if self._window is not None else (fallback, None)
-        if self._prompt.tokens:
-            extensions["corral/tokens"] = dict(self._prompt.tokens)
-        return self._emit(event, ContextUsage(used_tokens=current, window_tokens=limit), extensions)
+        tokens = TokenCount.from_counts(self._prompt.tokens) if self._prompt.tokens else None
+        kind = ContextUsage(used_tokens=current, window_tokens=limit)
+        return attrs.evolve(self._emit(event, kind, extensions), tokens=tokens, model=model)
 
     def _known_tool(self, tool_id: str) -> ToolUpdate:
         known = self._tools.get(tool_id)
@@ -117,4 +119,4 @@ class NormalizerState:
 def bad_shape(event: object, why: str) -> Emitted:
     note = Diagnostic(level=DiagnosticLevel.WARNING, message=f"malformed Copilot event: {why}")
     raw = dict(event) if isinstance(event, Mapping) else event
-    return Emitted(kind=note, extensions={RAW_KEY: raw, "corral/decode_error": "bad_shape"})
+    return Emitted(kind=note, problem=ProblemKind.BAD_SHAPE, extensions={RAW_KEY: raw})

@@ -48,7 +48,7 @@ from ...pipeline.events import (
 )
 from ...pipeline.telemetry import SessionTelemetry
 from .._jsonrpc import Incoming, RpcError, RpcNotification, RpcRequest, WireProblem
-from .._kit.driver import JsonRpcDriver, note, unsupported
+from .._kit.driver import JsonRpcDriver, note, unknown, unsupported
 from ._base import RAW_KEY
 from ._declines import DECLINED_KEY, Decline, decline_for
 from ._details import copilot_details
@@ -151,11 +151,12 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
                 | RpcRequest(method=method, params=params)
             ):
                 frame = {"method": method, "params": params}
-                marks = {RAW_KEY: frame, "corral/unknown_frame": method}
+                marks: dict[str, Any] = {RAW_KEY: frame}
                 if isinstance(item, RpcRequest):  # answered -32601
                     await self._decline(item)
                     marks[DECLINED_KEY] = method
-                return [note(DiagnosticLevel.INFO, f"Copilot sent {method}", **marks)]
+                message = f"Copilot sent {method}"
+                return [unknown(method, message, **marks)]
             case WireProblem():
                 return [item.event(speaker="Copilot", wire="JSON-RPC", raw_key=RAW_KEY)]
         return []

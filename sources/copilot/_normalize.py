@@ -253,7 +253,7 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
             count = as_int(data, field)
             if count is not None:
                 tokens[name] = tokens.get(name, 0) + count
-        extensions: dict[str, Any] = {"corral/model": as_str(data, "model")}
+        extensions: dict[str, Any] = {}
         cost = data.get("cost")
         if isinstance(cost, int | float) and not isinstance(cost, bool):
             extensions["copilot/cost_multiplier"] = cost  # a billing multiplier, not USD
@@ -261,7 +261,8 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
         if isinstance(copilot_usage, Mapping) and "totalNanoAiu" in copilot_usage:
             extensions["copilot/nano_aiu"] = copilot_usage["totalNanoAiu"]
         fallback = (as_int(data, "inputTokens") or 0) + (as_int(data, "outputTokens") or 0)
-        out: list[DriverEvent] = [self._usage(event, fallback, extensions)]
+        usage = self._usage(event, fallback, extensions, model=as_str(data, "model"))
+        out: list[DriverEvent] = [usage]
         quota = quota_usage(event, data.get("quotaSnapshots"))
         if quota is not None:
             out.append(self._emit(event, PlanUsageUpdated(quota)))
@@ -362,6 +363,7 @@ def _nothing(event: Json, data: Json) -> list[DriverEvent]:
 
 def _leftover(kind: str, event: Json) -> Emitted:
     """A type we do not map: an Info Diagnostic with the whole event."""
-    marker = "copilot/unmapped" if kind in SCHEMA_EVENT_TYPES else "corral/unknown_frame"
     note = Diagnostic(level=DiagnosticLevel.INFO, message=f"Copilot event {kind}")
-    return Emitted(kind=note, extensions={RAW_KEY: dict(event), marker: kind})
+    if kind in SCHEMA_EVENT_TYPES:  # in the schema, not mapped (yet)
+        return Emitted(kind=note, extensions={RAW_KEY: dict(event), "copilot/unmapped": kind})
+    return Emitted(kind=note, unknown_frame=kind, extensions={RAW_KEY: dict(event)})

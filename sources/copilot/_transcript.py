@@ -20,7 +20,14 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
-from ...pipeline.driver import Emitted, PromptSent, ReplayItem, TurnBegan, TurnFinished
+from ...pipeline.driver import (
+    Emitted,
+    ProblemKind,
+    PromptSent,
+    ReplayItem,
+    TurnBegan,
+    TurnFinished,
+)
 from ...pipeline.events import Diagnostic, DiagnosticLevel
 from ._base import RAW_KEY
 from ._normalize import CopilotNormalizer
@@ -45,10 +52,11 @@ def _at_ns(event: Mapping[str, object]) -> int | None:
 
 
 def _problem(item: NotJson | Oversized, last: bool) -> Emitted:
+    kind: str
     if isinstance(item, Oversized):
         message, kind, raw = (
             f"a transcript line of {item.length} bytes was skipped",
-            "oversized",
+            ProblemKind.OVERSIZED,
             "",
         )
     elif last:
@@ -60,11 +68,13 @@ def _problem(item: NotJson | Oversized, last: bool) -> Emitted:
     else:
         message, kind, raw = (
             f"a transcript line is not JSON: {item.reason}",
-            "not_json",
+            ProblemKind.NOT_JSON,
             item.prefix,
         )
     note = Diagnostic(level=DiagnosticLevel.WARNING, message=message)
-    return Emitted(kind=note, extensions={RAW_KEY: raw, "corral/decode_error": kind})
+    if kind == "torn":  # a transcript's own problem, not the wire's: outside `ProblemKind`
+        return Emitted(kind=note, extensions={RAW_KEY: raw, "corral/decode_error": kind})
+    return Emitted(kind=note, problem=ProblemKind(kind), extensions={RAW_KEY: raw})
 
 
 class _Replay:

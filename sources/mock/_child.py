@@ -25,10 +25,10 @@ from ...pipeline import driver
 from ...pipeline.channels import BrokenChannel, Channel
 from ...pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ...pipeline.errors import AgentGone
-from ...pipeline.events import DiagnosticLevel, ShapeError
+from ...pipeline.events import ShapeError
 from ...pipeline.sizes import item_size
 from ...pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
-from .._kit.driver import note, spawn_agent
+from .._kit.driver import spawn_agent, unknown
 from .._kit.problems import WireProblem, tally
 from .._process import AgentProcess
 from ._driver import MockDriver
@@ -98,8 +98,7 @@ class ProcessMockDriver:
         except ShapeError as error:
             frame_type = next(iter(item), "?") if len(item) == 1 else "?"
             message = f"unknown mock frame: {error}"
-            marks = {"corral/unknown_frame": frame_type, "mock/raw_frame": item}
-            return self._tally(note(DiagnosticLevel.INFO, message, **marks))
+            return self._tally(unknown(frame_type, message, **{"mock/raw_frame": item}))
 
     def _tally(self, event: driver.Emitted) -> driver.Emitted:
         tally(self._telemetry, event)

@@ -257,8 +257,10 @@ class MockDriver:
                     self._awaiting = request.id
                     self._answered.clear()
                     await events_out.send(driver.RequestAsked(request=request))
-                case Emit(kind=kind, extensions=extensions):
-                    await events_out.send(driver.Emitted(kind=kind, extensions=extensions))
+                case Emit(kind=kind, extensions=extensions, tokens=tokens, model=model):
+                    await events_out.send(
+                        driver.Emitted(kind=kind, tokens=tokens, model=model, extensions=extensions)
+                    )
                 case AwaitAnswer():
                     if self._awaiting is not None:
                         await self._pause(None, self._answered, events_out)

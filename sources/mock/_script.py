@@ -44,6 +44,7 @@ from typing import Any
 import attrs
 import orjson
 
+from ...pipeline.driver import TOKEN_NAMES, TokenCount
 from ...pipeline.events import (
     ConfigOption,
     ContextUsage,
@@ -85,6 +86,8 @@ _ENGINE_KINDS = (TurnStarted, TurnEnded, StatusChanged, SessionUpdated)
 class Emit:
     kind: EventKind
     extensions: dict[str, Any] = attrs.field(factory=dict, eq=False)
+    tokens: TokenCount | None = attrs.field(default=None, eq=False)
+    model: str | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -185,19 +188,21 @@ def _step(raw: object, path: str) -> Step:
         return Sleep(holder.integer("Sleep") / 1000)
     if tag == "Usage":
         usage = Fields(payload, f"{path}.Usage")
-        extensions: dict[str, Any] = {}
+        tokens = None
         if usage.has("tokens"):
-            tokens = usage.obj("tokens")
-            extensions["corral/tokens"] = {name: tokens.integer(name) for name in tokens.raw}
-        if usage.has("model"):
-            extensions["corral/model"] = usage.string("model")
+            counts = usage.obj("tokens")
+            unknown = sorted(set(counts.raw) - set(TOKEN_NAMES))
+            if unknown:
+                raise ShapeError(f"{path}.Usage.tokens", f"no token kind {unknown[0]!r}")
+            tokens = TokenCount.from_counts({name: counts.integer(name) for name in counts.raw})
         return Emit(
             ContextUsage(
                 used_tokens=usage.integer("used_tokens"),
                 window_tokens=usage.opt_integer("window_tokens"),
                 cost_usd=usage.opt_number("cost_usd"),
             ),
-            extensions,
+            tokens=tokens,
+            model=usage.string("model") if usage.has("model") else None,
         )
     if tag == "Raw":
         return Raw(holder.string("Raw").encode("utf-8"))

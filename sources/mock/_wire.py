@@ -101,6 +101,10 @@ def encode_event(event: driver.DriverEvent) -> dict[str, Any]:
             return {"TurnBegan": {}}
         case driver.Emitted(kind=kind, parent_tool_id=parent, extensions=extensions):
             body = {"kind": kind.to_wire(), "parent_tool_id": parent, "extensions": extensions}
+            if event.tokens is not None:
+                body["tokens"] = event.tokens.counts()
+            if event.model is not None:
+                body["model"] = event.model
             return {"Emitted": body}
         case driver.TurnFinished(stop=stop):
             return {"TurnFinished": {"stop": stop_to_wire(stop)}}
@@ -128,6 +132,8 @@ def decode_event(raw: object) -> driver.DriverEvent:
         and "kind" in emitted
         and emitted.get("parent_tool_id") is None
         and emitted.get("extensions") in (None, {})
+        and "tokens" not in emitted
+        and "model" not in emitted
     ):
         return driver.Emitted(kind=kind_from_wire(emitted["kind"], "Emitted.kind"))
     tag, payload = tag_of(raw, "event")
@@ -137,9 +143,12 @@ def decode_event(raw: object) -> driver.DriverEvent:
             return driver.TurnBegan()
         case "Emitted":
             extensions = f.opt_obj("extensions")
+            tokens = f.opt_obj("tokens")
             return driver.Emitted(
                 kind=kind_from_wire(f.value("kind"), "Emitted.kind"),
                 parent_tool_id=f.opt_string("parent_tool_id"),
+                tokens=None if tokens is None else driver.TokenCount.from_counts(tokens.raw),
+                model=f.opt_string("model"),
                 extensions={} if extensions is None else extensions.raw,
             )
         case "TurnFinished":

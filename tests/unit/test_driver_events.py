@@ -9,9 +9,18 @@ the words the wire and the transcript have always used.
 from __future__ import annotations
 
 import pytest
-from corral.pipeline.driver import WireFailed
+from corral.actors.engine import wire_extensions
+from corral.pipeline.driver import Emitted, ProblemKind, TokenCount, WireFailed
 from corral.pipeline.errors import ErrorKind
-from corral.pipeline.events import PermissionAnswer, PermissionChoice, QuestionsAnswer, SystemTime
+from corral.pipeline.events import (
+    ContextUsage,
+    Diagnostic,
+    DiagnosticLevel,
+    PermissionAnswer,
+    PermissionChoice,
+    QuestionsAnswer,
+    SystemTime,
+)
 from corral.pipeline.policy import decision_name
 from corral.pipeline.records import Closed, CloseReason, Decider, Decision, Outcome
 
@@ -46,3 +55,33 @@ def test_a_closed_record_says_why_with_an_enum() -> None:
         "failed",
         "shutdown",
     }
+
+
+def test_token_counts_add_up_by_kind_and_keep_what_was_not_said_unsaid() -> None:
+    first = TokenCount.from_counts({"input": 10, "output": 2, "other": 5, "reasoning": True})
+    assert first == TokenCount(input=10, output=2)  # unknown names and non-ints left out
+    total = first + TokenCount(input=5, reasoning=7)
+    assert total.counts() == {"input": 15, "output": 2, "reasoning": 7}
+    assert TokenCount().counts() == {}
+
+
+def test_the_engine_writes_the_typed_fields_as_the_corral_keys_the_app_reads() -> None:
+    usage = Emitted(
+        kind=ContextUsage(used_tokens=5),
+        tokens=TokenCount(output=3, input=4),
+        model="m1",
+        extensions={"x/raw": 1},
+    )
+    assert wire_extensions(usage, None) == {
+        "corral/tokens": {"input": 4, "output": 3},
+        "corral/model": "m1",
+        "x/raw": 1,
+    }
+    note = Diagnostic(level=DiagnosticLevel.WARNING, message="?")
+    problem = Emitted(kind=note, problem=ProblemKind.OVERSIZED, unknown_frame="a/b")
+    assert wire_extensions(problem, {"corral/late": True}) == {
+        "corral/decode_error": "oversized",
+        "corral/late": True,
+        "corral/unknown_frame": "a/b",
+    }
+    assert wire_extensions(None, None) == {}

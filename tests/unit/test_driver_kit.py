@@ -67,7 +67,7 @@ def test_an_oversized_line_is_oversized_whatever_its_reason_says() -> None:
     problem = WireProblem.from_decoder(Oversized(length=99))
     assert problem.kind is ProblemKind.OVERSIZED
     event = problem.event(speaker="X", wire="JSON-RPC", raw_key="x/raw_line")
-    assert event.extensions["corral/decode_error"] == "oversized"
+    assert event.problem == "oversized"
 
 
 def test_a_line_that_is_not_json_keeps_its_prefix_and_the_request_id() -> None:
@@ -86,7 +86,7 @@ def test_tally_counts_problems_and_unknown_frames_once_each() -> None:
     problem = WireProblem(kind=ProblemKind.BAD_SHAPE, reason="r")
     tally(telemetry, problem.event(speaker="X", wire="Y", raw_key="k"))
     info = Diagnostic(level=DiagnosticLevel.INFO, message="?")
-    unknown = Emitted(kind=info, extensions={"corral/unknown_frame": "x/y"})
+    unknown = Emitted(kind=info, unknown_frame="x/y")
     tally(telemetry, unknown)
     tally(telemetry, TurnBegan())
     assert (counts.decode_errors, counts.unknown_frames) == (["bad_shape"], 1)
@@ -227,7 +227,7 @@ async def test_the_base_driver_counts_each_problem_once_and_reports_the_exit(
         await driver.start(tasks)
         await driver.run(events_out)
         await driver.stop(1.0)
-    kinds = [e.extensions.get("corral/decode_error") for e in events_out.events[:2]]
+    kinds = [e.problem for e in events_out.events[:2]]
     assert kinds == ["not_json", "bad_shape"]
     assert counts.decode_errors == ["not_json", "bad_shape"]
     exited = events_out.events[-1]
@@ -287,4 +287,4 @@ async def test_every_json_rpc_source_labels_a_problem_by_its_kind(
     for driver in _providers(_spec(tmp_path)):
         (event,) = await driver._translate(problem)
         assert isinstance(event, Emitted), type(driver).__name__
-        assert event.extensions["corral/decode_error"] == kind.value, type(driver).__name__
+        assert event.problem == kind.value, type(driver).__name__

@@ -141,7 +141,7 @@ def test_trailing_garbage_is_one_warning_and_nothing_else(name: str) -> None:
     assert events[:-1] == replay(data)
     last = events[-1]
     assert isinstance(last, Emitted) and isinstance(last.kind, Diagnostic)
-    assert last.extensions["corral/decode_error"] == "not_json"
+    assert last.problem == "not_json"
 
 
 def wire_lines(name: str) -> list[dict[str, object]]:

@@ -239,7 +239,7 @@ def test_usage_updates_and_turn_usage() -> None:
     turn_usage = events[0]
     assert isinstance(turn_usage, Emitted)
     assert turn_usage.kind == ContextUsage(used_tokens=10, window_tokens=100)
-    assert turn_usage.extensions["corral/tokens"] == {"input": 7, "output": 2}
+    assert turn_usage.tokens.counts() == {"input": 7, "output": 2}
 
 
 def test_gemini_meta_quota_is_turn_usage_with_the_model() -> None:
@@ -250,7 +250,7 @@ def test_gemini_meta_quota_is_turn_usage_with_the_model() -> None:
         }
     }
     usage = TRANSLATOR.prompt_done({"stopReason": "end_turn", "_meta": meta})[0]
-    assert isinstance(usage, Emitted) and usage.extensions["corral/model"] == "g"
+    assert isinstance(usage, Emitted) and usage.model == "g"
 
 
 def test_commands_title_and_unknown_updates() -> None:
@@ -265,7 +265,7 @@ def test_commands_title_and_unknown_updates() -> None:
     [unknown] = update("brand_new", x=1)
     assert isinstance(unknown, Emitted) and isinstance(unknown.kind, Diagnostic)
     assert unknown.kind.level is DiagnosticLevel.INFO
-    assert unknown.extensions["corral/unknown_frame"] == "update:brand_new"
+    assert unknown.unknown_frame == "update:brand_new"
 
 
 SESSION = {

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+from corral.actors.engine import wire_extensions
 from corral.pipeline.driver import (
     Compact,
     Configure,
@@ -162,6 +163,6 @@ def check_produced(produced: Iterable[DriverEvent]) -> None:
     """Every event kind the protocol produced is valid on the line protocol."""
     for item in produced:
         if isinstance(item, Emitted):
-            as_event(item.kind, item.extensions)
+            as_event(item.kind, wire_extensions(item, None))
         elif isinstance(item, RequestAsked):
             as_event(RequestOpened(item.request), item.extensions)

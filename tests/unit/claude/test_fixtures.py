@@ -120,7 +120,7 @@ def test_trailing_garbage_adds_one_decode_warning(name: str) -> None:
     assert dirty[: len(clean)] == clean
     (extra,) = dirty[len(clean) :]
     assert isinstance(extra, Emitted)
-    assert extra.extensions["corral/decode_error"] == "not_json"
+    assert extra.problem == "not_json"
     assert isinstance(extra.kind, Diagnostic) and extra.kind.level is DiagnosticLevel.WARNING
 
 
@@ -132,9 +132,9 @@ def test_every_event_is_valid_on_the_line_protocol(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_recorded_wire_has_no_unknown_frames(name: str) -> None:
     unknown = [
-        e.extensions["corral/unknown_frame"]
+        e.unknown_frame
         for e in replay(name).produced
-        if isinstance(e, Emitted) and "corral/unknown_frame" in e.extensions
+        if isinstance(e, Emitted) and e.unknown_frame is not None
     ]
     assert unknown == []
 
@@ -158,8 +158,8 @@ def test_plain_answer_streams_text_then_usage_then_completes() -> None:
     assert isinstance(usage.kind, ContextUsage)
     assert usage.kind.used_tokens > 0 and usage.kind.window_tokens == 1_000_000
     assert usage.kind.cost_usd is not None and usage.kind.cost_usd > 0
-    assert usage.extensions["corral/model"] == "claude-opus-5-5"
-    assert set(usage.extensions["corral/tokens"]) >= {"input", "output", "cache_read"}
+    assert usage.model == "claude-opus-5-5"
+    assert set(usage.tokens.counts()) >= {"input", "output", "cache_read"}
     ended = [k for k in kinds(produced) if isinstance(k, MessageEnded)]
     assert len(ended) == 1
 

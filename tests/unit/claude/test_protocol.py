@@ -212,14 +212,14 @@ def test_unknown_frame_is_an_info_diagnostic_with_the_raw_frame() -> None:
     assert isinstance(event, Emitted) and isinstance(event.kind, Diagnostic)
     assert event.kind.level is DiagnosticLevel.INFO
     assert event.extensions["claude/raw_frame"] == frame
-    assert event.extensions["corral/unknown_frame"] == "brand_new_thing"
+    assert event.unknown_frame == "brand_new_thing"
 
 
 def test_unknown_system_subtype_is_reported_with_its_subtype() -> None:
     protocol = started()
     (event,) = take(protocol, {"type": "system", "subtype": "brand_new"})
     assert isinstance(event, Emitted)
-    assert event.extensions["corral/unknown_frame"] == "system/brand_new"
+    assert event.unknown_frame == "system/brand_new"
 
 
 def test_a_line_that_is_not_json_is_a_warning() -> None:
@@ -227,14 +227,14 @@ def test_a_line_that_is_not_json_is_a_warning() -> None:
     (event,) = protocol.feed(b"Debugger attached.\n")
     assert isinstance(event, Emitted) and isinstance(event.kind, Diagnostic)
     assert event.kind.level is DiagnosticLevel.WARNING
-    assert event.extensions["corral/decode_error"] == "not_json"
+    assert event.problem == "not_json"
 
 
 def test_json_that_is_not_an_object_is_a_bad_shape() -> None:
     protocol = started()
     (event,) = protocol.feed(b"[1, 2]\n")
     assert isinstance(event, Emitted)
-    assert event.extensions["corral/decode_error"] == "bad_shape"
+    assert event.problem == "bad_shape"
 
 
 def test_control_request_corral_cannot_serve_gets_an_error_reply() -> None:
@@ -243,7 +243,7 @@ def test_control_request_corral_cannot_serve_gets_an_error_reply() -> None:
         protocol,
         {"type": "control_request", "request_id": "r9", "request": {"subtype": "hook_callback"}},
     )
-    assert isinstance(event, Emitted) and "corral/unknown_frame" in event.extensions
+    assert isinstance(event, Emitted) and event.unknown_frame is not None
     reply = json.loads(protocol.data_to_send())
     assert reply["response"]["subtype"] == "error" and reply["response"]["request_id"] == "r9"
     assert protocol.data_to_send() == b""
@@ -340,8 +340,8 @@ def test_usage_is_the_last_message_context_and_rides_before_the_end() -> None:
     usage_event, end = produced
     assert isinstance(usage_event, Emitted)
     assert usage_event.kind == ContextUsage(used_tokens=122, window_tokens=200000, cost_usd=0.5)
-    assert usage_event.extensions["corral/tokens"] == {"input": 30, "output": 9, "reasoning": 2}
-    assert usage_event.extensions["corral/model"] == "claude-x"
+    assert usage_event.tokens.counts() == {"input": 30, "output": 9, "reasoning": 2}
+    assert usage_event.model == "claude-x"
     assert end == TurnFinished(
         stop=Completed(), extensions={"claude/result": {"subtype": "success"}}
     )

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from corral.actors.engine import Engine
+from corral.actors.engine import Engine, wire_extensions
 from corral.pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from corral.pipeline.driver import (
     AgentExited,
@@ -83,10 +83,11 @@ def describe(item: ReplayItem | dict[str, Any]) -> object:
     match item:
         case TurnBegan():
             return "TurnBegan"
-        case Emitted(kind=kind, parent_tool_id=parent, extensions=extensions):
+        case Emitted(kind=kind, parent_tool_id=parent):
             out: dict[str, Any] = {"Emitted": kind.to_wire()}
             if parent is not None:
                 out["parent_tool_id"] = parent
+            extensions = wire_extensions(item, None)  # as the app sees them
             if extensions:
                 out["extensions"] = _extensions(extensions)
             return out
@@ -215,7 +216,11 @@ def check_outputs(items: Iterable[ReplayItem | dict[str, Any]]) -> None:
     """Every event kind a normalizer produced is a valid line-protocol Event."""
     for item in items:
         if isinstance(item, Emitted):
-            check("line-protocol.schema.json", "Event", as_event(item.kind, item.extensions))
+            check(
+                "line-protocol.schema.json",
+                "Event",
+                as_event(item.kind, wire_extensions(item, None)),
+            )
         elif isinstance(item, RequestAsked):
             check("line-protocol.schema.json", "Event", as_event(RequestOpened(item.request)))
 

@@ -335,14 +335,14 @@ def test_token_usage_adds_up_within_a_turn() -> None:
     (event,) = normalizer.notification("thread/tokenUsage/updated", _usage(300, 200))
     assert isinstance(event, Emitted) and isinstance(event.kind, ContextUsage)
     assert (event.kind.used_tokens, event.kind.window_tokens) == (220, 1000)
-    assert event.extensions["corral/tokens"] == {
+    assert event.tokens.counts() == {
         "input": 150,
         "output": 30,
         "cache_read": 150,
         "cache_write": 0,
         "reasoning": 3,
     }
-    assert event.extensions["corral/model"] == "gpt-5.5"
+    assert event.model == "gpt-5.5"
 
 
 def test_token_usage_restarts_with_each_turn() -> None:
@@ -353,14 +353,14 @@ def test_token_usage_restarts_with_each_turn() -> None:
     normalizer.notification("turn/started", _turn())
     (event,) = normalizer.notification("thread/tokenUsage/updated", _usage(160, 60))
     assert isinstance(event, Emitted)
-    assert event.extensions["corral/tokens"]["input"] == 30  # 60 more, half of it cached
+    assert event.tokens.counts()["input"] == 30  # 60 more, half of it cached
 
 
 def test_a_resumed_threads_first_usage_outside_a_turn_counts_nothing() -> None:
     normalizer = _normalizer()
     (event,) = normalizer.notification("thread/tokenUsage/updated", _usage(5000, 100))
     assert isinstance(event, Emitted)
-    assert set(event.extensions["corral/tokens"].values()) == {0}
+    assert set(event.tokens.counts().values()) == {0}
 
 
 def test_rate_limits_become_plan_usage_only_when_codex_reports_a_window() -> None:
@@ -404,7 +404,7 @@ def test_unknown_notification_is_an_info_diagnostic_with_the_raw_frame() -> None
     (event,) = _normalizer().notification("brand/new", {"x": 1})
     assert isinstance(event, Emitted) and isinstance(event.kind, Diagnostic)
     assert event.kind.level is DiagnosticLevel.INFO
-    assert event.extensions["corral/unknown_frame"] == "brand/new"
+    assert event.unknown_frame == "brand/new"
     assert event.extensions["codex/raw_frame"] == {"method": "brand/new", "params": {"x": 1}}
     check_outputs([event])
 
@@ -412,7 +412,7 @@ def test_unknown_notification_is_an_info_diagnostic_with_the_raw_frame() -> None
 def test_unknown_item_type_is_an_info_diagnostic() -> None:
     (event,) = _normalizer().notification(*_item("hologram", "item/completed", id="h"))
     assert (
-        isinstance(event, Emitted) and event.extensions["corral/unknown_frame"] == "item/hologram"
+        isinstance(event, Emitted) and event.unknown_frame == "item/hologram"
     )
 
 
@@ -426,7 +426,7 @@ def test_a_frame_of_the_wrong_shape_is_a_warning_not_a_crash() -> None:
     (event,) = _normalizer().notification("turn/started", {"threadId": THREAD, "turn": "?"})
     assert isinstance(event, Emitted) and isinstance(event.kind, Diagnostic)
     assert event.kind.level is DiagnosticLevel.WARNING
-    assert event.extensions["corral/decode_error"] == "bad_shape"
+    assert event.problem == "bad_shape"
 
 
 def test_approval_request_uses_the_tool_the_app_already_saw() -> None:
@@ -456,7 +456,7 @@ def test_an_unsupported_server_request_gets_an_error_reply_at_once() -> None:
     events, reply = _normalizer().server_request(3, "item/tool/call", {"tool": "x"})
     (event,) = events
     assert (
-        isinstance(event, Emitted) and event.extensions["corral/unknown_frame"] == "item/tool/call"
+        isinstance(event, Emitted) and event.unknown_frame == "item/tool/call"
     )
     assert reply is not None and reply.rpc_id == 3 and reply.error is not None
 

@@ -342,7 +342,7 @@ async def test_a_line_that_is_not_json_is_a_warning(tmp_path: Path) -> None:
         noise = await codex.until(
             lambda e: isinstance(e, Emitted) and isinstance(e.kind, Diagnostic)
         )
-        assert isinstance(noise, Emitted) and noise.extensions["corral/decode_error"] == "not_json"
+        assert isinstance(noise, Emitted) and noise.problem == "not_json"
 
 
 async def test_stop_ends_run_with_agent_exited(tmp_path: Path) -> None:

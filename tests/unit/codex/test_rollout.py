@@ -132,7 +132,7 @@ def test_session_meta_gives_the_resume_token_and_other_lines_are_skipped() -> No
 def test_an_unknown_line_type_is_an_info_diagnostic() -> None:
     (item,) = _read(_line({"x": 1}, kind="hologram"))
     assert (
-        isinstance(item, Emitted) and item.extensions["corral/unknown_frame"] == "rollout/hologram"
+        isinstance(item, Emitted) and item.unknown_frame == "rollout/hologram"
     )
 
 
@@ -166,15 +166,15 @@ def test_unknown_and_untyped_event_msgs_are_info_diagnostics() -> None:
     normalizer = EventMsgNormalizer()
     (unknown,) = normalizer.feed({"type": "hologram", "x": 1})
     (untyped,) = normalizer.feed({"x": 1})
-    assert isinstance(unknown, Emitted) and unknown.extensions["corral/unknown_frame"] == "hologram"
+    assert isinstance(unknown, Emitted) and unknown.unknown_frame == "hologram"
     assert (
-        isinstance(untyped, Emitted) and untyped.extensions["corral/unknown_frame"] == "(untyped)"
+        isinstance(untyped, Emitted) and untyped.unknown_frame == "(untyped)"
     )
 
 
 def test_an_event_msg_of_the_wrong_shape_is_a_warning() -> None:
     (event,) = EventMsgNormalizer().feed({"type": "exec_command_begin"})
-    assert isinstance(event, Emitted) and event.extensions["corral/decode_error"] == "bad_shape"
+    assert isinstance(event, Emitted) and event.problem == "bad_shape"
 
 
 def test_output_chunks_are_always_base64_bytes() -> None:
@@ -188,7 +188,7 @@ def test_output_chunks_are_always_base64_bytes() -> None:
 def test_an_output_chunk_that_is_not_base64_is_a_bad_shape() -> None:
     delta = {"type": "exec_command_output_delta", "call_id": "c1", "stream": "stdout"}
     (event,) = EventMsgNormalizer().feed({**delta, "chunk": "not base64!"})
-    assert isinstance(event, Emitted) and event.extensions["corral/decode_error"] == "bad_shape"
+    assert isinstance(event, Emitted) and event.problem == "bad_shape"
     assert isinstance(event.kind, Diagnostic) and "chunk: not base64" in event.kind.message
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from corral.actors.engine import wire_extensions
 from corral.pipeline.driver import Emitted, RequestAsked
 from corral.pipeline.events import RequestOpened
 
@@ -26,6 +27,10 @@ __all__ = ["assert_golden", "check_items", "to_json"]
 
 
 def to_json(value: Any) -> Any:
+    if isinstance(value, Emitted):  # as the app sees it: typed fields under `extensions`
+        extensions = wire_extensions(value, None)
+        seen = attrs.evolve(value, tokens=None, model=None, problem=None, unknown_frame=None)
+        value = attrs.evolve(seen, extensions=extensions)
     if hasattr(value, "to_wire"):
         return value.to_wire()
     if attrs.has(type(value)):

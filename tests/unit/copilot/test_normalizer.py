@@ -211,7 +211,7 @@ def test_an_empty_partial_output_yields_nothing() -> None:
 
 def test_a_partial_result_without_output_is_a_bad_shape_warning() -> None:
     [out] = feed(CopilotNormalizer(), event("tool.execution_partial_result", toolCallId="t"))
-    assert isinstance(out, Emitted) and out.extensions["corral/decode_error"] == "bad_shape"
+    assert isinstance(out, Emitted) and out.problem == "bad_shape"
     assert out.kind.level is DiagnosticLevel.WARNING  # type: ignore[union-attr]
 
 
@@ -227,8 +227,8 @@ def test_usage_adds_the_tokens_of_every_model_call_of_the_prompt() -> None:
     assert isinstance(last, Emitted) and last.kind == ContextUsage(
         used_tokens=40, window_tokens=100
     )
-    assert last.extensions["corral/tokens"] == {"input": 65, "output": 5}
-    assert last.extensions["corral/model"] == "m"
+    assert last.tokens.counts() == {"input": 65, "output": 5}
+    assert last.model == "m"
 
 
 def test_an_unknown_type_is_an_info_diagnostic_with_the_raw_event() -> None:
@@ -238,19 +238,17 @@ def test_an_unknown_type_is_an_info_diagnostic_with_the_raw_event() -> None:
     assert out.kind == Diagnostic(
         level=DiagnosticLevel.INFO, message="Copilot event copilot.brand_new"
     )
-    assert out.extensions == {
-        "copilot/raw_frame": frame,
-        "corral/unknown_frame": "copilot.brand_new",
-    }
+    assert out.extensions == {"copilot/raw_frame": frame}
+    assert out.unknown_frame == "copilot.brand_new"
 
 
 def test_a_known_type_left_unmapped_is_marked_unmapped_not_unknown() -> None:
     [out] = feed(CopilotNormalizer(), event("session.canvas.closed"))
     assert isinstance(out, Emitted)
     assert out.extensions["copilot/unmapped"] == "session.canvas.closed"
-    assert "corral/unknown_frame" not in out.extensions
+    assert out.unknown_frame is None
 
 
 def test_an_event_without_type_or_data_is_a_bad_shape_warning() -> None:
     [out] = feed(CopilotNormalizer(), {"type": "x"})
-    assert isinstance(out, Emitted) and out.extensions["corral/decode_error"] == "bad_shape"
+    assert isinstance(out, Emitted) and out.problem == "bad_shape"

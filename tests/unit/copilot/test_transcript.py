@@ -81,5 +81,5 @@ def test_a_line_that_is_not_json_is_a_warning_and_reading_goes_on(tmp_path: Path
     path.write_bytes(b"not json\n" + (FIXTURES / "sessions" / "tools.jsonl").read_bytes())
     items = list(read_native_transcript(path))
     first = items[0]
-    assert isinstance(first, Emitted) and first.extensions["corral/decode_error"] == "not_json"
+    assert isinstance(first, Emitted) and first.problem == "not_json"
     assert items[1:] == list(read_native_transcript(FIXTURES / "sessions" / "tools.jsonl"))

@@ -13,6 +13,7 @@ from corral.pipeline.driver import (
     StartTurn,
     SteerTurn,
     SteerVerdict,
+    TokenCount,
     TurnBegan,
     TurnFinished,
 )
@@ -342,7 +343,7 @@ def test_the_tokens_of_every_usage_report_in_a_turn_are_added_up() -> None:
     engine.on_driver_event(TurnBegan())
     for used, tokens in ((100, {"input": 10, "output": 2}), (150, {"input": 5, "reasoning": 7})):
         engine.on_driver_event(
-            Emitted(kind=ContextUsage(used_tokens=used), extensions={"corral/tokens": tokens})
+            Emitted(kind=ContextUsage(used_tokens=used), tokens=TokenCount.from_counts(tokens))
         )
     engine.on_driver_event(TurnFinished(stop=Completed()))
     usage = [e for e in events(engine) if isinstance(e.kind, ContextUsage)]
