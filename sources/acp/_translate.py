@@ -19,6 +19,9 @@ Mapping (`sessionUpdate` → event):
 - `current_mode_update` / `config_option_update` → ConfigApplied /
   InfoChanged (`_settings`); `session_info_update` → InfoChanged(title).
 - `usage_update` → ContextUsage (cost in USD only).
+- `notice` → a Diagnostic at the notice's level; `compaction` /
+  `compaction_summary` → ContextCompacted, once per compaction
+  (`_notices`).
 - anything else → Info Diagnostic with the raw update.
 
 The prompt's `stopReason` ends the turn: end_turn → Completed, cancelled
@@ -63,6 +66,7 @@ from ...pipeline.events import (
 from ...pipeline.fidelity import DECLINED
 from ._asks import Asks
 from ._frames import raw_diagnostic
+from ._notices import Compactions, notice
 from ._settings import Settings
 from ._tools import ToolBook
 
@@ -162,6 +166,7 @@ class Translator:
         self.settings = settings if settings is not None else Settings()
         self.tools = ToolBook()
         self.asks = Asks(self.tools)
+        self.compactions = Compactions()
         self._messages = 0
         self._stream: tuple[str, str] | None = None  # (stream, message id) being written
         self._window: tuple[int, int] | None = None  # last usage_update (used, size)
@@ -252,6 +257,12 @@ class Translator:
                 return [InfoChanged(title=title)] if isinstance(title, str) else []
             case "usage_update":
                 return self._usage(update)
+            case "notice":
+                return notice(update)
+            case "compaction":
+                return self.compactions.update(update)
+            case "compaction_summary":
+                return self.compactions.summary(update)
         return [
             raw_diagnostic(
                 DiagnosticLevel.INFO, f"ACP session update {kind!r}", f"update:{kind}", update
@@ -325,9 +336,9 @@ class Translator:
         message = f"the agent sent the {what} {method}, which corral does not support"
         return [_declined(raw_diagnostic(level, message, method, params), method)]
 
-    def declined(self, method: str, params: object) -> list[DriverEvent]:
+    def declined(self, method: str, params: object, why: str | None = None) -> list[DriverEvent]:
         """A request corral answered with the wire's own decline (`elicitation/create`)."""
-        message = f"the agent asked for input corral cannot show ({method}); declined"
+        message = why or f"the agent asked for input corral cannot show ({method}); declined"
         note = raw_diagnostic(DiagnosticLevel.WARNING, message, method, params)
         return [_declined(note, method)]
 
