@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 import attrs
 
@@ -215,20 +215,20 @@ class Emitted:
     model: str | None = None
     problem: ProblemKind | None = None
     unknown_frame: str | None = None
-    extensions: dict[str, Any] = attrs.field(factory=dict)
+    extensions: Mapping[str, object] = attrs.field(factory=dict)
 
 
 @attrs.frozen(kw_only=True)
 class TurnFinished:
     stop: StopReason
-    extensions: dict[str, Any] = attrs.field(factory=dict)
+    extensions: Mapping[str, object] = attrs.field(factory=dict)
 
 
 @attrs.frozen(kw_only=True)
 class RequestAsked:
     request: Request
     parent_tool_id: str | None = None
-    extensions: dict[str, Any] = attrs.field(factory=dict)
+    extensions: Mapping[str, object] = attrs.field(factory=dict)
 
 
 @attrs.frozen

@@ -310,7 +310,7 @@ class Engine:
             self._end_turn(stop)
         self._machine.fire(Trigger.CLOSE)
 
-    def _end_turn(self, stop: StopReason, extensions: dict[str, object] | None = None) -> None:
+    def _end_turn(self, stop: StopReason, extensions: Mapping[str, object] | None = None) -> None:
         self._prompts.requeue_steer()
         decided_by = Decider.CANCEL if isinstance(stop, Cancelled) else Decider.TURN_END
         self._requests.withdraw_all(decided_by=decided_by)

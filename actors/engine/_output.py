@@ -15,7 +15,7 @@ after every input.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ...pipeline.driver import DriverCommand, Emitted
 from ...pipeline.errors import CorralError
@@ -26,7 +26,7 @@ from ._state import QueuedPrompt
 __all__ = ["Output", "wire_extensions"]
 
 
-def wire_extensions(said: Emitted | None, extra: dict[str, object] | None) -> dict[str, object]:
+def wire_extensions(said: Emitted | None, extra: Mapping[str, object] | None) -> dict[str, object]:
     """An event's `extensions`: the driver's typed fields as `corral/*` keys, its own, the engine's.
 
     The one place the typed fields become the keys the app has always read:
@@ -35,7 +35,7 @@ def wire_extensions(said: Emitted | None, extra: dict[str, object] | None) -> di
     marks, then `corral/unknown_frame` (the frame's type).
     """
     if said is None:
-        return {} if extra is None else extra
+        return {} if extra is None else dict(extra)
     extensions: dict[str, object] = {}
     if said.problem is not None:
         extensions["corral/decode_error"] = said.problem.value
@@ -70,7 +70,7 @@ class Output:
         kind: EventKind,
         *,
         turn_info: TurnContext | None,
-        extensions: dict[str, object] | None = None,
+        extensions: Mapping[str, object] | None = None,
         said: Emitted | None = None,
     ) -> None:
         """The next event; `said`: the driver event it comes from, if any."""

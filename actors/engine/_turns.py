@@ -26,7 +26,7 @@ turn after the grace. `deadline` says when `expire` has something to do.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -123,7 +123,7 @@ class Turns:
         *,
         in_turn: bool = True,
         parent_tool_id: str | None = None,
-        extensions: dict[str, object] | None = None,
+        extensions: Mapping[str, object] | None = None,
         said: Emitted | None = None,
     ) -> None:
         """One event; `said`: the driver's, whose typed fields the output writes."""
@@ -206,7 +206,7 @@ class Turns:
         self._out.command(Interrupt(turn.id))
         return True
 
-    def end(self, stop: StopReason, extensions: dict[str, object] | None = None) -> None:
+    def end(self, stop: StopReason, extensions: Mapping[str, object] | None = None) -> None:
         turn = self.current
         self._machine.fire(Trigger.END)  # raises (and breaks) when no turn runs
         assert turn is not None
@@ -221,7 +221,7 @@ class Turns:
         )
         self.current = None
 
-    def late_end(self, stop: StopReason, extensions: dict[str, object]) -> None:
+    def late_end(self, stop: StopReason, extensions: Mapping[str, object]) -> None:
         """The end of a turn that already ended (or of the one before ours): a warning."""
         self.emit(
             Diagnostic(
