@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from importlib import resources
 
+import orjson
 import pytest
+from corral.pipeline.driver import Emitted, TokenCount
 from corral.pipeline.events import Cancelled, ContextUsage, ShapeError, TextDelta
 from corral.sources.mock import load_script, parse_script
 from corral.sources.mock._script import AwaitAnswer, Die, Emit, End, Repeat, Sleep
+from corral.sources.mock._wire import decode_event, encode_event
 
 
 def test_an_empty_script_is_valid_and_asks_permission_by_default() -> None:
@@ -102,3 +105,18 @@ def test_every_shipped_script_reads() -> None:
     for name in names:
         with resources.as_file(scripts.joinpath(name)) as path:
             load_script(path)
+
+
+def test_usage_tokens_and_model_ride_as_typed_fields_and_an_unknown_kind_is_refused() -> None:
+    usage = {"used_tokens": 9, "tokens": {"input": 4, "reasoning": 1}, "model": "m1"}
+    [[step]] = parse_script({"turns": [[{"Usage": usage}]]}).turns
+    assert isinstance(step, Emit)
+    assert (step.tokens, step.model) == (TokenCount(input=4, reasoning=1), "m1")
+    assert step.extensions == {}
+    with pytest.raises(ShapeError, match="no token kind 'wishes'"):
+        parse_script({"turns": [[{"Usage": {"used_tokens": 1, "tokens": {"wishes": 3}}}]]})
+
+
+def test_the_mock_process_wire_carries_tokens_and_model() -> None:
+    usage = Emitted(kind=ContextUsage(used_tokens=9), tokens=TokenCount(output=2), model="m1")
+    assert decode_event(orjson.loads(orjson.dumps(encode_event(usage)))) == usage
