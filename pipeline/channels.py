@@ -366,4 +366,3 @@ class Channel(Generic[T]):
                 yield await self.receive()
             except EndOfChannel:
                 return
-

@@ -123,8 +123,10 @@ class ClaudeProtocol(InboundFrames):
     def _configure(self, option: str, value: object) -> tuple[bytes, list[DriverEvent]]:
         subtype = CONFIG_REQUESTS.get(option)
         efforts = ("default", *EFFORT_LEVELS)
-        if subtype is None or not isinstance(value, str) or (
-            option == "effort" and value not in efforts
+        if (
+            subtype is None
+            or not isinstance(value, str)
+            or (option == "effort" and value not in efforts)
         ):
             reason = f"Claude Code has no live option {option!r} taking {value!r}"
             return b"", [ConfigRefused(option=option, reason=reason)]
