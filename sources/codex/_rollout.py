@@ -104,9 +104,7 @@ class RolloutReader:
     def _line(self, line: dict[str, object] | NotJson | Oversized) -> list[ReplayItem]:
         if isinstance(line, Oversized):
             note = f"a rollout line of {line.length} bytes was too long"
-            return [
-                problem(ProblemKind.OVERSIZED, note)
-            ]
+            return [problem(ProblemKind.OVERSIZED, note)]
         if isinstance(line, NotJson):
             note = f"a rollout line is not JSON: {line.reason}"
             extensions = {"codex/raw_line": line.prefix}

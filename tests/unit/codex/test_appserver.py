@@ -411,9 +411,7 @@ def test_unknown_notification_is_an_info_diagnostic_with_the_raw_frame() -> None
 
 def test_unknown_item_type_is_an_info_diagnostic() -> None:
     (event,) = _normalizer().notification(*_item("hologram", "item/completed", id="h"))
-    assert (
-        isinstance(event, Emitted) and event.unknown_frame == "item/hologram"
-    )
+    assert isinstance(event, Emitted) and event.unknown_frame == "item/hologram"
 
 
 def test_known_noise_is_dropped() -> None:
@@ -455,9 +453,7 @@ def test_a_request_codex_resolved_itself_is_withdrawn() -> None:
 def test_an_unsupported_server_request_gets_an_error_reply_at_once() -> None:
     events, reply = _normalizer().server_request(3, "item/tool/call", {"tool": "x"})
     (event,) = events
-    assert (
-        isinstance(event, Emitted) and event.unknown_frame == "item/tool/call"
-    )
+    assert isinstance(event, Emitted) and event.unknown_frame == "item/tool/call"
     assert reply is not None and reply.rpc_id == 3 and reply.error is not None
 
 

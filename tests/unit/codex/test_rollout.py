@@ -131,9 +131,7 @@ def test_session_meta_gives_the_resume_token_and_other_lines_are_skipped() -> No
 
 def test_an_unknown_line_type_is_an_info_diagnostic() -> None:
     (item,) = _read(_line({"x": 1}, kind="hologram"))
-    assert (
-        isinstance(item, Emitted) and item.unknown_frame == "rollout/hologram"
-    )
+    assert isinstance(item, Emitted) and item.unknown_frame == "rollout/hologram"
 
 
 def test_a_turn_the_rollout_never_finished_still_begins() -> None:
@@ -167,9 +165,7 @@ def test_unknown_and_untyped_event_msgs_are_info_diagnostics() -> None:
     (unknown,) = normalizer.feed({"type": "hologram", "x": 1})
     (untyped,) = normalizer.feed({"x": 1})
     assert isinstance(unknown, Emitted) and unknown.unknown_frame == "hologram"
-    assert (
-        isinstance(untyped, Emitted) and untyped.unknown_frame == "(untyped)"
-    )
+    assert isinstance(untyped, Emitted) and untyped.unknown_frame == "(untyped)"
 
 
 def test_an_event_msg_of_the_wrong_shape_is_a_warning() -> None:
