@@ -22,6 +22,7 @@ FEATURES = frozenset(
         Capability.QUESTIONS,
         Capability.SUBAGENTS,
         Capability.CONTEXT_USAGE,
+        Capability.COMPACT,  # `session.history.compact`
     }
 )
 

@@ -27,6 +27,9 @@ JSON-RPC error and an Info Diagnostic; a request Copilot announces as an
 event and then waits on (`elicitation.requested`, `exit_plan_mode.requested`,
 `sampling.requested`, `external_tool.requested`, ...) is declined at once
 with its `handlePending*` call (`_declines.py`) and a Warning Diagnostic.
+Configure (`model`, `mode`) → `session.model.switchTo` / `session.mode.set`;
+Compact → `session.history.compact`; a plan or todo signal → the plan's
+read and `PlanUpdated` (`_controls.py`).
 """
 
 from __future__ import annotations
@@ -36,20 +39,35 @@ import os
 from collections import deque
 from typing import Any
 
+import attrs
+
 from ...pipeline import driver
 from ...pipeline.channels import BrokenChannel
 from ...pipeline.errors import AgentGone, CorralError, ErrorKind
 from ...pipeline.events import (
+    AgentDetails,
     AgentInstallation,
+    Completed,
+    ConfigValue,
     DiagnosticLevel,
+    Failed,
     PermissionAnswer,
     QuestionRequest,
     QuestionsAnswer,
+    StopReason,
 )
 from ...pipeline.telemetry import SessionTelemetry
 from .._jsonrpc import Incoming, RpcError, RpcNotification, RpcRequest, WireProblem
 from .._kit.driver import JsonRpcDriver, note, unknown, unsupported
+from .._kit.inbox import Local
 from ._base import RAW_KEY
+from ._controls import (
+    configure_call,
+    mode_option,
+    model_option,
+    plan_call,
+    plan_from,
+)
 from ._declines import DECLINED_KEY, Decline, decline_for
 from ._details import copilot_details
 from ._normalize import CopilotNormalizer
@@ -105,7 +123,36 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
         opened = await self._handshaking(self._open_session(options))
         self._session = str(opened.get("sessionId", ""))
         details = copilot_details(version, byok="provider" in options)
-        return driver.Handshake(details=details, resume_token=self._session or None)
+        details, current = await self._handshaking(self._settings(details, opened))
+        return driver.Handshake(
+            details=details, resume_token=self._session or None, options=current
+        )
+
+    async def _settings(
+        self, details: AgentDetails, opened: dict[str, Any]
+    ) -> tuple[AgentDetails, tuple[tuple[str, ConfigValue], ...]]:
+        """The live `model` and `mode` options; what `configure` chose at open, applied."""
+        try:
+            listed = await self._call("session.model.list", {})
+        except RpcError:
+            listed = None  # no list: the current model alone
+        state = opened.get("modelState")
+        current = state.get("modelId") if isinstance(state, dict) else None
+        model = model_option(listed, current)
+        offered = (*((model,) if model else ()), mode_option(opened.get("mode")))
+        chosen: dict[str, ConfigValue] = {o.id: o.current for o in offered if o.current}
+        for option, value in self._spec.configure:
+            known = next((o for o in offered if o.id == option), None)
+            call = configure_call(option, value)
+            if known is None or call is None or not known.accepts(value):
+                continue  # the fidelity check refuses it once the handshake is done
+            try:
+                await self._call(*call)
+            except RpcError as error:
+                message = f"Copilot refused {option} {value!r}: {error.message}"
+                raise CorralError(ErrorKind.INVALID_CONFIGURATION, message) from None
+            chosen[option] = value
+        return attrs.evolve(details, config_options=offered), tuple(chosen.items())
 
     async def _connect(self) -> str | None:
         assert self._peer is not None
@@ -169,6 +216,10 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
                 self._decline_event(decline), name=f"{self._spec.session_id}-decline"
             )
             return [decline.note]
+        read = plan_call(event)
+        if read is not None:  # a signal without content: read it, then `PlanUpdated`
+            self._spawn(self._read_plan(read), "plan")
+            return []
         events = self._normalizer.feed(event)
         for out in events:
             self._observe(out)
@@ -195,6 +246,20 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
                 **{DECLINED_KEY: decline.method},
             )
             await self._inbox.put_local(refused)
+
+    async def _read_plan(self, method: str) -> None:
+        try:
+            result = await self._call(method, {})
+        except (AgentGone, BrokenChannel):
+            return  # `run` reports the exit; or the session is over
+        except RpcError as error:
+            message = f"Copilot did not answer {method}: {error.message}"
+            await self._inbox.put_behind(Local((note(DiagnosticLevel.WARNING, message),)))
+            return
+        plan = plan_from(method, result)
+        if plan is None:
+            plan = note(DiagnosticLevel.WARNING, f"Copilot answered {method} in an unknown shape")
+        await self._inbox.put_behind(Local((plan,)))
 
     # ---- commands -------------------------------------------------------------------
 
@@ -223,6 +288,10 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
                 await self._answer(request_id, answer, message)
             case driver.Withdraw(request_id=request_id):
                 await self._withdraw(request_id)
+            case driver.Configure(option=option, value=value):
+                await self._configure(option, value)
+            case driver.Compact():
+                await self._compact()
             case _:
                 await self._inbox.put_local(*unsupported(command))
 
@@ -253,6 +322,30 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
         else:
             verdict = driver.SteerVerdict(prompt_id=prompt_id, accepted=True)
         await self._inbox.put_local(verdict)
+
+    async def _configure(self, option: str, value: ConfigValue) -> None:
+        call = configure_call(option, value)
+        if call is None:
+            await self._inbox.put_local(*unsupported(driver.Configure(option=option, value=value)))
+            return
+        try:
+            await self._call(*call)
+        except RpcError as error:
+            await self._inbox.put_local(driver.ConfigRefused(option=option, reason=error.message))
+            return
+        applied = driver.ConfigApplied(option=option, value=value)
+        await self._inbox.put_behind(Local((applied,)))  # behind Copilot's own change event
+
+    async def _compact(self) -> None:
+        await self._inbox.put_local(driver.TurnBegan())
+        try:
+            await self._call("session.history.compact", {})
+        except RpcError as error:
+            stop: StopReason = Failed(error.message)
+        else:
+            stop = Completed()
+        ended = driver.TurnFinished(stop=stop)
+        await self._inbox.put_behind(Local((ended,)))  # behind the compaction's events
 
     async def _answer(self, request_id: str, answer: object, message: str | None) -> None:
         question = self._questions.pop(request_id, None)

@@ -16,7 +16,9 @@ normalized model where the model has a place for it:
 - `session.plan_changed` with `delete` empties the plan (`PlanUpdated(())`).
   Its `create` / `update`, `session.todos_changed` and
   `session.background_tasks_changed` carry no content (the plan, todos and
-  tasks are read by RPC), so they are Info notes naming the change;
+  tasks are read by RPC), so here they are Info notes naming the change;
+  the live driver reads the plan and todos instead (`_controls.py`) and
+  emits `PlanUpdated`, so only replays see those notes;
 - `session.shutdown` ends the session: `error` is a `WireFailed` with the
   reason; `routine` reports the final context size, with the session's
   totals (premium requests, code changes, model metrics) whole under

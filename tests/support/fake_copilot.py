@@ -15,10 +15,23 @@ picks the turn (first word):
     CLIENT        sends the server request `client/pickColor` and says the
                   error code of the answer
     OPENED        says the `session.create` (or resume) params as JSON
+    PLAN          signals `session.plan_changed` (create) and
+                  `session.todos_changed`, then says "planned"; the plan
+                  and todos are read with `session.plan.read` and
+                  `session.plan.readSqlTodos`
     anything      "You said: <text>"
 
 Every turn is `user.message`, `assistant.turn_start`, message deltas,
 `assistant.message`, `assistant.turn_end`, `session.idle`.
+
+Settings, as Copilot 1.0.102 answers them: `session.create` says the mode
+(`interactive`) and model (`fake-model`); `session.model.list` lists
+`fake-model` and `fake-other`; `session.model.switchTo` and
+`session.mode.set` emit `session.model_change` / `session.mode_changed`
+before answering (a model it does not list is refused);
+`session.history.compact` emits `session.compaction_start` and
+`session.compaction_complete` before answering (after `NOTHING` was said,
+it fails as Copilot does: "Nothing to compact.").
 """
 
 from __future__ import annotations
@@ -42,6 +55,9 @@ class FakeCopilot:
         self.resolved: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
         self.replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.turns: set[asyncio.Task[None]] = set()
+        self.mode = "interactive"
+        self.model = "fake-model"
+        self.nothing_to_compact = False
 
     async def write(self, message: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode()
@@ -105,6 +121,13 @@ class FakeCopilot:
             await self.write({"id": rpc_id, "method": "client/pickColor", "params": {}})
             answer = await waiting
             await self.say(prompt, f"client error {answer.get('error', {}).get('code')}")
+        elif word == "PLAN":
+            await self.event("session.plan_changed", {"operation": "create"})
+            await self.event("session.todos_changed", {})
+            await self.say(prompt, "planned")
+        elif word == "NOTHING":
+            self.nothing_to_compact = True
+            await self.say(prompt, "nothing")
         elif word == "OPENED":
             await self.say(prompt, json.dumps(self.opened, sort_keys=True))
         else:
@@ -126,14 +149,82 @@ class FakeCopilot:
             result = {"version": "fake-copilot-1"}
         elif method in ("session.create", "session.resume"):
             self.opened = {k: v for k, v in params.items() if k != "workingDirectory"}
-            result = {"sessionId": params.get("sessionId", "fake-session")}
+            result = {
+                "sessionId": params.get("sessionId", "fake-session"),
+                "mode": self.mode,
+                "modelState": {"modelId": self.model},
+            }
         elif method == "session.send":
             task = asyncio.get_running_loop().create_task(self.turn(str(params.get("prompt"))))
             self.turns.add(task)
             task.add_done_callback(self.turns.discard)
         elif params.get("requestId") == "req-1":
             self.resolved.put_nowait((method, {k: v for k, v in params.items()}))
+        elif method.startswith(("session.model.", "session.mode.", "session.history.")):
+            answer = await self.setting(method, params)
+            if isinstance(answer, str):
+                error = {"code": -32603, "message": answer}
+                await self.write({"id": message["id"], "error": error})
+                return
+            result = answer
+        elif method in PLAN_READS:
+            result = PLAN_READS[method]
         await self.write({"id": message["id"], "result": result})
+
+    async def setting(self, method: str, params: dict[str, Any]) -> dict[str, Any] | str:
+        """The settings calls; a string is the error Copilot answers."""
+        if method == "session.model.list":
+            return {"list": [{"id": m, "name": m.title()} for m in MODELS], "quotaSnapshots": {}}
+        if method == "session.model.switchTo":
+            if params["modelId"] not in MODELS:
+                return f"unknown model {params['modelId']}"
+            change = {"previousModel": self.model, "newModel": params["modelId"], "source": "sdk"}
+            self.model = params["modelId"]
+            await self.event("session.model_change", change)
+            return {"status": "applied", "modelId": self.model}
+        if method == "session.mode.set":
+            await self.event(
+                "session.mode_changed", {"previousMode": self.mode, "newMode": params["mode"]}
+            )
+            self.mode = params["mode"]
+            return {"status": "unchanged", "modelChanged": False, "modeApplied": True}
+        if method == "session.history.compact":
+            return await self.compact()
+        return {}
+
+    async def compact(self) -> dict[str, Any] | str:
+        await self.event("session.compaction_start", {"currentTokens": 900, "tokenLimit": 1000})
+        if self.nothing_to_compact:
+            failed = {"success": False, "error": "Nothing to compact.", "tokenLimit": 1000}
+            await self.event("session.compaction_complete", failed)
+            return "Request session.history.compact failed with message: Nothing to compact."
+        done = {
+            "success": True,
+            "preCompactionTokens": 900,
+            "postCompactionTokens": 200,
+            "tokensRemoved": 700,
+            "messagesRemoved": 4,
+            "tokenLimit": 1000,
+        }
+        await self.event("session.compaction_complete", done)
+        return {"success": True, "tokensRemoved": 700, "messagesRemoved": 4}
+
+
+MODELS = ("fake-model", "fake-other")
+PLAN_READS: dict[str, dict[str, Any]] = {
+    "session.plan.read": {
+        "exists": True,
+        "content": "# Plan\n\n- [x] read the code\n- [ ] write the fix\nsome prose\n",
+        "path": "/fake/plan.md",
+    },
+    "session.plan.readSqlTodos": {
+        "rows": [
+            {"id": "t1", "title": "read the code", "status": "done"},
+            {"id": "t2", "title": "write the fix", "status": "in_progress"},
+            {"id": "t3", "description": "ship it", "status": "pending"},
+        ]
+    },
+}
 
 
 def _request_data(event_type: str) -> dict[str, Any]:
