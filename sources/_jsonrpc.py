@@ -60,12 +60,14 @@ class RpcRequest:
     id: int | str
     method: str
     params: Any
+    size: int = attrs.field(default=0, eq=False)  # bytes read from the agent for it, roughly
 
 
 @attrs.frozen
 class RpcNotification:
     method: str
     params: Any
+    size: int = attrs.field(default=0, eq=False)  # bytes read from the agent for it, roughly
 
 
 WireNoise = WireProblem  # the name the peer's callers knew it by
@@ -144,12 +146,24 @@ class JsonRpcPeer:
         self._gone = False
 
     async def pump(self, incoming: IncomingSink) -> None:
+        """Every message to `incoming`, each with roughly the bytes read for it.
+
+        The bytes read since the last message are shared among the messages a
+        chunk completes: a line that spans many chunks carries them all, so a
+        byte-bounded `incoming` holds a 16 MB message as 16 MB, not as one item.
+        """
+        unclaimed = 0  # bytes read that no message carries yet
         try:
             while chunk := await self._process.read():
-                for item in self._decoder.feed(chunk):
-                    await self._dispatch(item, incoming)
-            for item in self._decoder.end():
-                await self._dispatch(item, incoming)
+                unclaimed += len(chunk)
+                items = self._decoder.feed(chunk)
+                if items:
+                    share, unclaimed = unclaimed // len(items), 0
+                    for item in items:
+                        await self._dispatch(item, incoming, share)
+            items = self._decoder.end()
+            for item in items:
+                await self._dispatch(item, incoming, unclaimed // len(items))
         finally:
             self._gone = True
             for waiter in self._waiting.values():
@@ -159,7 +173,7 @@ class JsonRpcPeer:
             incoming.close()
 
     async def _dispatch(
-        self, item: dict[str, Any] | NotJson | Oversized, incoming: IncomingSink
+        self, item: dict[str, Any] | NotJson | Oversized, incoming: IncomingSink, size: int
     ) -> None:
         if isinstance(item, NotJson | Oversized):
             request_id = unreadable_request_id(item.prefix) if isinstance(item, NotJson) else None
@@ -170,9 +184,9 @@ class JsonRpcPeer:
         method = item.get("method")
         if isinstance(method, str):
             if "id" in item and item["id"] is not None:
-                await incoming.send(RpcRequest(item["id"], method, item.get("params")))
+                await incoming.send(RpcRequest(item["id"], method, item.get("params"), size))
             else:
-                await incoming.send(RpcNotification(method, item.get("params")))
+                await incoming.send(RpcNotification(method, item.get("params"), size))
             return
         message_id = item.get("id")
         waiter = self._waiting.pop(message_id, None) if isinstance(message_id, int) else None

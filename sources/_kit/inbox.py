@@ -14,7 +14,9 @@ of two ways:
 `next` returns a `Local`, a frame, or None once the agent's output ended
 (the frames channel was closed by the pump). Putting into an inbox whose
 driver stopped does nothing: the session is over. Both channels are
-bounded; a full one pauses the task that puts.
+bounded, the frames also in bytes (each message counts the bytes read for
+it, so a few huge lines fill it as surely as many small ones); a full one
+pauses the task that puts, and so the reading of the agent.
 """
 
 from __future__ import annotations
@@ -26,11 +28,19 @@ import attrs
 
 from ...pipeline.channels import BrokenChannel, Channel, ChannelClosed, EndOfChannel
 from ...pipeline.driver import DriverEvent
+from ...pipeline.sizes import ITEM_OVERHEAD
 from ...pipeline.wakeup import Wakeup
 
 __all__ = ["Inbox", "Local"]
 
 F = TypeVar("F")
+
+MAX_FRAME_BYTES = 8 * 1024 * 1024  # the agent's messages held here, as read (16 MB lines exist)
+
+
+def _held(item: object) -> int:
+    """What an item keeps alive: the bytes read for it (`size`), or just itself."""
+    return ITEM_OVERHEAD + getattr(item, "size", 0)
 
 
 @attrs.frozen
@@ -41,8 +51,12 @@ class Local:
 
 
 class Inbox(Generic[F]):
-    def __init__(self, *, name: str, frames: int, local: int = 16) -> None:
-        self.frames: Channel[F | Local] = Channel(frames, name=name)
+    def __init__(
+        self, *, name: str, frames: int, local: int = 16, max_bytes: int = MAX_FRAME_BYTES
+    ) -> None:
+        self.frames: Channel[F | Local] = Channel(
+            frames, name=name, max_bytes=max_bytes, size=_held
+        )
         self._local: Channel[Local] = Channel(local, name=f"{name}-local")
         self._either = Wakeup(self.frames, self._local)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from corral.pipeline.decoding import NotJson, Oversized
@@ -119,6 +119,34 @@ async def test_an_unreadable_request_is_not_json_with_its_id() -> None:
     (item,) = await _pumped(b'{"jsonrpc":"2.0","id":3,"method":"x","params":"\\ud800 \n')
     assert isinstance(item, WireProblem)
     assert (item.kind, item.request_id) == (ProblemKind.NOT_JSON, 3)
+
+
+def _notification(text: str) -> bytes:
+    return b'{"jsonrpc":"2.0","method":"n","params":{"t":"%s"}}\n' % text.encode()
+
+
+async def test_a_message_carries_the_bytes_read_for_it_across_chunks() -> None:
+    line = _notification("x" * 1_000_000)
+    chunks = [line[i : i + 65_536] for i in range(0, len(line), 65_536)]
+    small = _notification("hi")
+    (big, little) = await _pumped(*chunks, small)
+    assert isinstance(big, RpcNotification) and isinstance(little, RpcNotification)
+    assert big.size == len(line) and little.size == len(small)
+
+
+async def test_the_inbox_holds_the_agent_s_messages_in_bytes_not_only_in_count() -> None:
+    line = _notification("x" * 1_000_000)
+    inbox: Inbox[Incoming] = Inbox(name="t", frames=64, max_bytes=2_500_000)
+    frames: Any = inbox.frames
+    pump = asyncio.ensure_future(JsonRpcPeer(cast(AgentProcess, _Lines(*[line] * 6))).pump(frames))
+    await settled()
+    held = inbox.frames.statistics()
+    assert not pump.done()  # the reading waits: two megabytes are held, not 64 messages
+    assert held.depth == 2 and held.bytes <= 2_500_000 + len(line)
+    got = [await inbox.next() for _ in range(6)]
+    assert [type(item) for item in got] == [RpcNotification] * 6
+    assert await inbox.next() is None
+    await pump
 
 
 # ---- the inbox -----------------------------------------------------------------------
