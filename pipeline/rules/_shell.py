@@ -27,15 +27,18 @@ import shlex
 import attrs
 
 from ._programs import is_shell, program_of
+from ._shell_words import (
+    SUBSTITUTION,
+    Unparsable,
+    command_words,
+    no_hidden_commands,
+    script_argument,
+)
 
 __all__ = ["PROCESS_SUBSTITUTIONS", "Redirect", "ShellLine", "SimpleCommand", "parse_shell"]
 
-SUBSTITUTION = "$(...)"
 # A process substitution's place in a word: a file name the shell makes.
 PROCESS_SUBSTITUTIONS = ("<(...)", ">(...)")
-_LEADING_KEYWORDS = frozenset({"!", "then", "do", "else", "elif", "if", "while", "until", "{"})
-_NOT_COMMANDS = frozenset({"for", "select", "case", "in", "esac"})
-_ENDINGS = frozenset({"fi", "done", "}", "esac"})
 _OPERATOR_CHARS = frozenset(";&|()<>\n")
 
 
@@ -67,15 +70,11 @@ class ShellLine:
     parsed: bool = True
 
 
-class _Unparsable(Exception):
-    pass
-
-
 def parse_shell(line: str) -> ShellLine:
     reader = _Reader(line)
     try:
         reader.sequence(None)
-    except (_Unparsable, ValueError):
+    except (Unparsable, ValueError):
         fallback = SimpleCommand(words=tuple(line.split()))
         return ShellLine(line=line, commands=(fallback,) if fallback.words else (), parsed=False)
     return ShellLine(line=line, commands=tuple(reader.commands), pipelines=tuple(reader.pipelines))
@@ -102,7 +101,7 @@ _MAX_DEPTH = 32  # nested substitutions and `sh -c` strings before the line coun
 class _Reader:
     def __init__(self, line: str, depth: int = 0) -> None:
         if depth > _MAX_DEPTH:
-            raise _Unparsable("nested too deep")
+            raise Unparsable("nested too deep")
         self.line = line
         self.depth = depth
         self.index = 0
@@ -121,7 +120,7 @@ class _Reader:
         while True:
             if self.index >= len(self.line):
                 if closer is not None:
-                    raise _Unparsable(f"missing {closer!r}")
+                    raise Unparsable(f"missing {closer!r}")
                 self._end_pipeline(pipeline, self._finish(segment))
                 return
             char = self.line[self.index]
@@ -149,7 +148,7 @@ class _Reader:
             self._parenthesis(segment)
             return False
         if self.peek() == ")":
-            raise _Unparsable("unexpected )")
+            raise Unparsable("unexpected )")
         if two == "|&" or (self.peek() == "|" and two != "||"):
             self.index += len(two) if two == "|&" else 1
             pipeline.append(self._finish(segment))
@@ -174,7 +173,7 @@ class _Reader:
             while self.index < len(self.line) and self.peek() != ")":
                 self._text(elements)
             if self.index >= len(self.line):
-                raise _Unparsable("unclosed array")
+                raise Unparsable("unclosed array")
             self.index += 1
             segment.text.append("(...)")
             segment.inner.extend(elements.inner)
@@ -182,7 +181,7 @@ class _Reader:
             self.index += 1
             segment.inner.extend(self._nested(")"))
         else:
-            raise _Unparsable("unexpected (")
+            raise Unparsable("unexpected (")
 
     def _text(self, segment: _Segment) -> None:
         char = self.line[self.index]
@@ -194,7 +193,7 @@ class _Reader:
         elif char == "'":
             end = self.line.find("'", self.index + 1)
             if end < 0:
-                raise _Unparsable("unclosed '")
+                raise Unparsable("unclosed '")
             segment.text.append(self.line[self.index : end + 1])
             self.index = end + 1
         elif char == '"':
@@ -213,7 +212,7 @@ class _Reader:
         self.index += 1
         while True:
             if self.index >= len(self.line):
-                raise _Unparsable('unclosed "')
+                raise Unparsable('unclosed "')
             char = self.line[self.index]
             if char == "\\":
                 out.append(self.peek(2))
@@ -233,13 +232,13 @@ class _Reader:
         """A `$(...)`, `$((...))`, `${...}` or backtick at the reading position."""
         if self.peek(3) == "$((":
             start, self.index = self.index, self._closing(self.index + 3, 2)
-            _no_hidden_commands(self.line[start + 3 : self.index])
+            no_hidden_commands(self.line[start + 3 : self.index])
             out.append("$((...))")
         elif self.peek(2) == "${":
             end = self.line.find("}", self.index)
             if end < 0:
-                raise _Unparsable("unclosed ${")
-            _no_hidden_commands(self.line[self.index + 2 : end])
+                raise Unparsable("unclosed ${")
+            no_hidden_commands(self.line[self.index + 2 : end])
             out.append(self.line[self.index : end + 1])
             self.index = end + 1
         elif self.peek() == "`":
@@ -247,7 +246,7 @@ class _Reader:
             while end < len(self.line) and self.line[end] != "`":
                 end += 2 if self.line[end] == "\\" else 1
             if end >= len(self.line):
-                raise _Unparsable("unclosed `")
+                raise Unparsable("unclosed `")
             body = self.line[self.index + 1 : end].replace("\\`", "`")
             self.index = end + 1
             segment.inner.extend(self._separately(body))
@@ -261,7 +260,7 @@ class _Reader:
         """The index after the parentheses that close `depth` open ones."""
         while depth:
             if index >= len(self.line):
-                raise _Unparsable("unclosed $((")
+                raise Unparsable("unclosed $((")
             depth += {"(": 1, ")": -1}.get(self.line[index], 0)
             index += 1
         return index
@@ -283,7 +282,7 @@ class _Reader:
             self._text(target)
         words = shlex.split("".join(target.text))
         if not words:
-            raise _Unparsable(f"{op} without a target")
+            raise Unparsable(f"{op} without a target")
         segment.inner.extend(target.inner)
         segment.redirects.append(Redirect(op, words[0]))
         if op in ("<<", "<<-"):
@@ -311,7 +310,7 @@ class _Reader:
 
     def _nested(self, closer: str) -> list[SimpleCommand]:
         if self.depth >= _MAX_DEPTH:
-            raise _Unparsable("nested too deep")
+            raise Unparsable("nested too deep")
         start = len(self.commands)
         self.depth += 1
         self.sequence(closer)
@@ -327,13 +326,13 @@ class _Reader:
         return [command for command in reader.commands if command.words]
 
     def _finish(self, segment: _Segment) -> SimpleCommand:
-        words = _command_words(shlex.split("".join(segment.text)))
+        words = command_words(shlex.split("".join(segment.text)))
         inner = list(segment.inner)
         program, arguments = program_of(tuple(words))
         if program == "find":
             inner.extend(self._find_commands(arguments))
         if is_shell(program) or program == "eval":
-            inner.extend(self._separately(_script_argument(program, arguments)))
+            inner.extend(self._separately(script_argument(program, arguments)))
         command = SimpleCommand(
             words=tuple(words), redirects=tuple(segment.redirects), inner=tuple(inner)
         )
@@ -361,7 +360,7 @@ class _Reader:
         program, arguments = program_of(words)
         inner: list[SimpleCommand] = []
         if is_shell(program) or program == "eval":
-            inner = self._separately(_script_argument(program, arguments))
+            inner = self._separately(script_argument(program, arguments))
         return SimpleCommand(words=words, inner=tuple(inner))
 
     def _end_pipeline(self, pipeline: list[SimpleCommand], last: SimpleCommand) -> None:
@@ -370,42 +369,3 @@ class _Reader:
         if len(stages) > 1:
             self.pipelines.append(tuple(stages))
         pipeline.clear()
-
-
-def _no_hidden_commands(text: str) -> None:
-    """`${x:-$(cmd)}`, `$(( $(cmd) ))`: a command this reader would not see."""
-    if "$(" in text or "`" in text or "<(" in text or ">(" in text:
-        raise _Unparsable("a command inside ${...} or $((...))")
-
-
-def _command_words(words: list[str]) -> list[str]:
-    """The words of a command once shell keywords and definitions are taken off."""
-    while words:
-        if words[0] in _LEADING_KEYWORDS:
-            words = words[1:]
-        elif words[0] == "function":
-            words = words[2:]  # `function name {`
-        elif len(words) > 1 and words[1] == "()":
-            words = words[2:]  # `name () {`
-        elif words[0].endswith("()"):
-            words = words[1:]  # `name() {`
-        else:
-            break
-    if words and (words[0] in _NOT_COMMANDS or (len(words) == 1 and words[0] in _ENDINGS)):
-        return []
-    return words
-
-
-def _script_argument(program: str, arguments: tuple[str, ...]) -> str:
-    """The text a shell runs from its arguments: `-c STRING`, or all of `eval`'s."""
-    # A substitution's output is unknown here (its commands are read already):
-    # it stays one inert word instead of being read as `$(` again.
-    inert = tuple(argument.replace(SUBSTITUTION, "'$(...)'") for argument in arguments)
-    if program == "eval":
-        return " ".join(inert)
-    for index, argument in enumerate(inert):
-        if argument == "--":
-            return ""
-        if argument.startswith("-") and not argument.startswith("--") and "c" in argument:
-            return inert[index + 1] if index + 1 < len(inert) else ""
-    return ""
