@@ -13,18 +13,15 @@ from __future__ import annotations
 from ...pipeline.driver import DriverEvent, RequestAsked
 from ...pipeline.events import (
     Choice,
-    CommandInput,
     Fields,
     PermissionChoice,
     PermissionRequest,
     Question,
     QuestionRequest,
-    ToolKind,
     ToolStatus,
     ToolUpdate,
 )
-from ._eventmsg_tools import ToolBook, command_line, command_title, diffs_of
-from ._items import edit_title
+from ._eventmsg_tools import ToolBook, exec_tool, patch_tool
 
 __all__ = ["elicitation", "exec_approval", "patch_approval", "user_input"]
 
@@ -37,39 +34,18 @@ _PERMISSION_OPTIONS = (
 
 def exec_approval(tools: ToolBook, payload: Fields) -> list[DriverEvent]:
     call_id = payload.string("call_id")
-    command = command_line(payload)
-    tool = tools.known(
-        call_id,
-        ToolUpdate(
-            id=call_id,
-            kind=ToolKind.EXECUTE,
-            title=command_title(payload, command),
-            status=ToolStatus.PENDING,
-            input=CommandInput(command=command, cwd=payload.opt_string("cwd")),
-        ),
-    )
-    request = PermissionRequest(
-        id=f"exec-{call_id}",
-        tool=tool,
-        options=_PERMISSION_OPTIONS,
-        detail=payload.opt_string("reason"),
-    )
-    return [RequestAsked(request=request)]
+    tool = tools.known(call_id, exec_tool(payload, ToolStatus.PENDING))
+    return _permission(f"exec-{call_id}", tool, payload)
 
 
 def patch_approval(payload: Fields) -> list[DriverEvent]:
     call_id = payload.string("call_id")
-    diffs, locations, kind = diffs_of(payload.obj("changes"))
-    tool = ToolUpdate(
-        id=call_id,
-        kind=kind,
-        title=edit_title(kind, [d.path for d in diffs]),
-        status=ToolStatus.PENDING,
-        diffs=tuple(diffs),
-        locations=tuple(locations),
-    )
+    return _permission(f"patch-{call_id}", patch_tool(payload, ToolStatus.PENDING), payload)
+
+
+def _permission(request_id: str, tool: ToolUpdate, payload: Fields) -> list[DriverEvent]:
     request = PermissionRequest(
-        id=f"patch-{call_id}",
+        id=request_id,
         tool=tool,
         options=_PERMISSION_OPTIONS,
         detail=payload.opt_string("reason"),

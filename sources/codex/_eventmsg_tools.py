@@ -36,7 +36,6 @@ from ...pipeline.events import (
     FileDiff,
     Mcp,
     PathInput,
-    PermissionChoice,
     QueryInput,
     RawTool,
     ShapeError,
@@ -50,13 +49,17 @@ from ...pipeline.events import (
 from ._common import file_diff
 from ._items import edit_title, mcp_content_text
 
-__all__ = ["ToolBook", "chunk_bytes", "command_line", "command_title", "decode_chunk", "diffs_of"]
+__all__ = [
+    "ToolBook",
+    "chunk_bytes",
+    "command_line",
+    "command_title",
+    "decode_chunk",
+    "diffs_of",
+    "exec_tool",
+    "patch_tool",
+]
 
-_PERMISSION_OPTIONS = (
-    PermissionChoice.ALLOW_ONCE,
-    PermissionChoice.ALLOW_ALWAYS,
-    PermissionChoice.DENY_ONCE,
-)
 _MAX_OUTPUT = 256 * 1024
 _STATUS = {
     "in_progress": ToolStatus.RUNNING,
@@ -105,6 +108,31 @@ def command_title(payload: Fields, command: str) -> str:
         if text:
             parsed.append(text)
     return " && ".join(parsed) or command
+
+
+def exec_tool(payload: Fields, status: ToolStatus) -> ToolUpdate:
+    """The command an `exec_*` event (or its approval request) is about."""
+    command = command_line(payload)
+    return ToolUpdate(
+        id=payload.string("call_id"),
+        kind=ToolKind.EXECUTE,
+        title=command_title(payload, command),
+        status=status,
+        input=CommandInput(command=command, cwd=payload.opt_string("cwd")),
+    )
+
+
+def patch_tool(payload: Fields, status: ToolStatus) -> ToolUpdate:
+    """The edit a `patch_*` event (or its approval request) is about, from its `changes`."""
+    diffs, locations, kind = diffs_of(payload.obj("changes"))
+    return ToolUpdate(
+        id=payload.string("call_id"),
+        kind=kind,
+        title=edit_title(kind, [d.path for d in diffs]),
+        status=status,
+        diffs=tuple(diffs),
+        locations=tuple(locations),
+    )
 
 
 def diffs_of(changes: Fields) -> tuple[list[FileDiff], list[str], ToolKind]:
@@ -174,16 +202,7 @@ class ToolBook:
     # ---- commands ------------------------------------------------------------------
 
     def exec_begin(self, payload: Fields) -> list[DriverEvent]:
-        command = command_line(payload)
-        return self._show(
-            ToolUpdate(
-                id=payload.string("call_id"),
-                kind=ToolKind.EXECUTE,
-                title=command_title(payload, command),
-                status=ToolStatus.RUNNING,
-                input=CommandInput(command=command, cwd=payload.opt_string("cwd")),
-            )
-        )
+        return self._show(exec_tool(payload, ToolStatus.RUNNING))
 
     def exec_output(self, payload: Fields) -> list[DriverEvent]:
         call_id = payload.string("call_id")
@@ -195,17 +214,7 @@ class ToolBook:
 
     def exec_end(self, payload: Fields) -> list[DriverEvent]:
         call_id = payload.string("call_id")
-        command = command_line(payload)
-        begun = self.known(
-            call_id,
-            ToolUpdate(
-                id=call_id,
-                kind=ToolKind.EXECUTE,
-                title=command_title(payload, command),
-                status=ToolStatus.RUNNING,
-                input=CommandInput(command=command, cwd=payload.opt_string("cwd")),
-            ),
-        )
+        begun = self.known(call_id, exec_tool(payload, ToolStatus.RUNNING))
         output = (
             payload.opt_string("aggregated_output")
             or payload.opt_string("formatted_output")
@@ -236,31 +245,13 @@ class ToolBook:
     # ---- patches -------------------------------------------------------------------
 
     def patch_begin(self, payload: Fields) -> list[DriverEvent]:
-        diffs, locations, kind = diffs_of(payload.obj("changes"))
-        return self._show(
-            ToolUpdate(
-                id=payload.string("call_id"),
-                kind=kind,
-                title=edit_title(kind, [d.path for d in diffs]),
-                status=ToolStatus.RUNNING,
-                diffs=tuple(diffs),
-                locations=tuple(locations),
-            )
-        )
+        return self._show(patch_tool(payload, ToolStatus.RUNNING))
 
     def patch_end(self, payload: Fields, *, status_field: str = "success") -> list[DriverEvent]:
         call_id = payload.string("call_id")
         tool = self._live.get(call_id)
         if payload.has("changes"):
-            diffs, locations, kind = diffs_of(payload.obj("changes"))
-            tool = ToolUpdate(
-                id=call_id,
-                kind=kind,
-                title=edit_title(kind, [d.path for d in diffs]),
-                status=ToolStatus.RUNNING,
-                diffs=tuple(diffs),
-                locations=tuple(locations),
-            )
+            tool = patch_tool(payload, ToolStatus.RUNNING)
         if tool is None:
             tool = ToolUpdate(
                 id=call_id, kind=ToolKind.EDIT, title="Edit", status=ToolStatus.RUNNING
