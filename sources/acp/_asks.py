@@ -73,8 +73,19 @@ from ...pipeline.events import (
     ToolUpdated,
 )
 from ._actions import ReadFile, Reply, ReplyError, RunCommand, WriteFile
-from ._elicit import CANCEL, DECLINE, Form, form_of
-from ._frames import REQUEST_CANCELLED
+from ._ask_records import (
+    Grant,
+    OpenCommand,
+    OpenElicit,
+    OpenPermission,
+    OpenRead,
+    OpenWrite,
+    offered_choices,
+    refused,
+    refused_command,
+    what_was_judged,
+)
+from ._elicit import CANCEL, DECLINE, form_of
 from ._fs import Judged
 from ._terminal import CommandSpec
 from ._tools import ToolBook
@@ -92,85 +103,18 @@ __all__ = [
 MAX_OPEN_ASKS = 64  # permission, read, write and command requests open at once
 _MAX_GRANTS = 16
 
-_CHOICES = {
-    "allow_once": PermissionChoice.ALLOW_ONCE,
-    "allow_always": PermissionChoice.ALLOW_ALWAYS,
-    "reject_once": PermissionChoice.DENY_ONCE,
-    "reject_always": PermissionChoice.DENY_ALWAYS,
-}
 _CANCELLED = {"outcome": {"outcome": "cancelled"}}
 _ONCE = (PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE)
 # Offered for a command that changes what runs: no mode and no deadline picks it.
 _NOT_AUTOMATIC = (PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE)
 
 
-@attrs.frozen(kw_only=True)
-class _Permission:
-    rpc_id: int | str
-    option_ids: Mapping[PermissionChoice, str]
-    tool_id: str
-    judged: ToolUpdate  # the tool as the policy saw it
-
-
-@attrs.frozen(kw_only=True)
-class _Write:
-    rpc_id: int | str
-    judged: Judged
-    content: str
-    tool: ToolUpdate
-
-
-@attrs.frozen(kw_only=True)
-class _Read:
-    rpc_id: int | str
-    judged: Judged
-    line: int | None
-    limit: int | None
-    tool: ToolUpdate
-
-
-@attrs.frozen(kw_only=True)
-class _Command:
-    rpc_id: int | str
-    spec: CommandSpec
-    tool: ToolUpdate
-
-
-@attrs.frozen(kw_only=True)
-class _Elicit:
-    rpc_id: int | str
-    form: Form
-
-
-@attrs.frozen
-class _Grant:
-    command: str  # byte for byte, as judged
-    cwd: str | None  # as judged, when the tool named one
-
-
-def _offered(raw_options: object) -> dict[PermissionChoice, str]:
-    offered: dict[PermissionChoice, str] = {}
-    for option in raw_options if isinstance(raw_options, list) else []:
-        if not isinstance(option, dict) or not isinstance(option.get("optionId"), str):
-            continue
-        choice = _CHOICES.get(str(option.get("kind")))
-        if choice is not None and choice not in offered:
-            offered[choice] = option["optionId"]
-    return offered
-
-
-def _what_was_judged(tool: ToolUpdate) -> tuple[object, ...]:
-    """The parts of a tool a decision is about (not its status or output)."""
-    raw = None if tool.raw is None else (tool.raw.name, repr(tool.raw.input))
-    return (tool.kind, tool.title, tool.input, raw, tool.diffs, tool.locations)
-
-
 class Asks:
     def __init__(self, tools: ToolBook) -> None:
         self._tools = tools
-        self._open: dict[str, _Permission | _Write | _Read | _Command | _Elicit] = {}
+        self._open: dict[str, OpenPermission | OpenWrite | OpenRead | OpenCommand | OpenElicit] = {}
         self._count = 0
-        self._grants: deque[_Grant] = deque(maxlen=_MAX_GRANTS)
+        self._grants: deque[Grant] = deque(maxlen=_MAX_GRANTS)
 
     def _next_id(self, prefix: str) -> str:
         self._count += 1
@@ -185,7 +129,7 @@ class Asks:
 
     def permission(self, rpc_id: int | str, params: Mapping[str, Any]) -> list[DriverEvent]:
         """`session/request_permission` → the tool (if it changed) and the request."""
-        offered = _offered(params.get("options"))
+        offered = offered_choices(params.get("options"))
         fields = params.get("toolCall")
         fields = fields if isinstance(fields, dict) else {}
         events: list[DriverEvent] = []
@@ -200,7 +144,7 @@ class Asks:
             tool = self._tools.updated({**fields, "toolCallId": self._next_id("acp-tool-")})
             assert tool is not None
         request_id = self._next_id("perm-")
-        self._open[request_id] = _Permission(
+        self._open[request_id] = OpenPermission(
             rpc_id=rpc_id, option_ids=offered, tool_id=tool.id, judged=tool
         )
         request = PermissionRequest(id=request_id, tool=tool, options=tuple(offered))
@@ -218,7 +162,7 @@ class Asks:
             why = f"the agent asked for input corral cannot show: {form}; declined"
             return Reply(rpc_id, DECLINE, warning=why)
         request_id = self._next_id("elicit-")
-        self._open[request_id] = _Elicit(rpc_id=rpc_id, form=form)
+        self._open[request_id] = OpenElicit(rpc_id=rpc_id, form=form)
         return [RequestAsked(request=QuestionRequest(id=request_id, questions=form.questions))]
 
     def read(
@@ -238,7 +182,7 @@ class Asks:
                 input={"path": judged.path, "line": line, "limit": limit},
             ),
         )
-        self._open[request_id] = _Read(
+        self._open[request_id] = OpenRead(
             rpc_id=rpc_id, judged=judged, line=line, limit=limit, tool=tool
         )
         request = PermissionRequest(
@@ -270,7 +214,7 @@ class Asks:
             diffs=(FileDiff(path=judged.path, old_text=judged.text, new_text=content),),
             locations=(judged.path,),
         )
-        self._open[request_id] = _Write(rpc_id=rpc_id, judged=judged, content=content, tool=tool)
+        self._open[request_id] = OpenWrite(rpc_id=rpc_id, judged=judged, content=content, tool=tool)
         request = PermissionRequest(
             id=request_id,
             tool=tool,
@@ -292,7 +236,7 @@ class Asks:
             input=CommandInput(command=spec.line, cwd=spec.cwd or None),
             raw=RawTool(name="terminal/create", input=spec.shown()),
         )
-        self._open[request_id] = _Command(rpc_id=rpc_id, spec=spec, tool=tool)
+        self._open[request_id] = OpenCommand(rpc_id=rpc_id, spec=spec, tool=tool)
         detail = "the agent asks corral to run this command in a terminal"
         options = _ONCE
         if changing := spec.run_changing():
@@ -306,7 +250,7 @@ class Asks:
 
     def _grant(self, judged: ToolUpdate) -> None:
         if isinstance(judged.input, CommandInput):
-            self._grants.append(_Grant(judged.input.command, judged.input.cwd))
+            self._grants.append(Grant(judged.input.command, judged.input.cwd))
 
     def take_grant(self, spec: CommandSpec) -> bool:
         """Consume the grant an allowed permission left for exactly this command."""
@@ -334,16 +278,16 @@ class Asks:
         choice = answer.choice if isinstance(answer, PermissionAnswer) else None
         allows = choice is not None and choice.allows
         match asked:
-            case _Elicit(rpc_id=rpc_id, form=form):
+            case OpenElicit(rpc_id=rpc_id, form=form):
                 return Reply(rpc_id, form.reply(answer))
-            case _Permission():
+            case OpenPermission():
                 return self._permission_answer(asked, choice)
-            case _Command() if allows:
+            case OpenCommand() if allows:
                 tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
                 return RunCommand(rpc_id=asked.rpc_id, spec=asked.spec, tool=tool)
-            case _Command():
-                return _refused_command(asked, message or "denied by corral's permission policy")
-            case _Read() if allows:
+            case OpenCommand():
+                return refused_command(asked, message or "denied by corral's permission policy")
+            case OpenRead() if allows:
                 tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
                 return ReadFile(
                     rpc_id=asked.rpc_id,
@@ -352,19 +296,19 @@ class Asks:
                     limit=asked.limit,
                     tool=tool,
                 )
-            case _Write() if allows:
+            case OpenWrite() if allows:
                 tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
                 return WriteFile(
                     rpc_id=asked.rpc_id, judged=asked.judged, content=asked.content, tool=tool
                 )
-        return _refused(asked, "denied", message)
+        return refused(asked, "denied", message)
 
     def _permission_answer(
-        self, asked: _Permission, choice: PermissionChoice | None
+        self, asked: OpenPermission, choice: PermissionChoice | None
     ) -> Reply | ReplyError:
         allows = choice is not None and choice.allows
         now = self._tools.snapshot(asked.tool_id)
-        if allows and (now is None or _what_was_judged(now) != _what_was_judged(asked.judged)):
+        if allows and (now is None or what_was_judged(now) != what_was_judged(asked.judged)):
             return self._changed(asked)
         option_id = None if choice is None else asked.option_ids.get(choice)
         if not allows:
@@ -375,7 +319,7 @@ class Asks:
             self._grant(asked.judged)
         return Reply(asked.rpc_id, {"outcome": {"outcome": "selected", "optionId": option_id}})
 
-    def _changed(self, asked: _Permission) -> Reply:
+    def _changed(self, asked: OpenPermission) -> Reply:
         """The agent changed the tool while it waited: the allow does not carry over."""
         self._tools.refuse(asked.tool_id)
         warning = (
@@ -391,9 +335,12 @@ class Asks:
     def recorded_answer(self, rpc_id: object, result: object) -> None:
         """Replay: the recorded wire shows how a request of the agent was answered."""
         for request_id, asked in list(self._open.items()):
-            if isinstance(asked, _Command | _Read | _Write | _Elicit) and asked.rpc_id == rpc_id:
+            if (
+                isinstance(asked, OpenCommand | OpenRead | OpenWrite | OpenElicit)
+                and asked.rpc_id == rpc_id
+            ):
                 del self._open[request_id]  # it was served or refused
-            if not isinstance(asked, _Permission) or asked.rpc_id != rpc_id:
+            if not isinstance(asked, OpenPermission) or asked.rpc_id != rpc_id:
                 continue
             del self._open[request_id]
             outcome = result.get("outcome") if isinstance(result, dict) else None
@@ -409,24 +356,11 @@ class Asks:
         asked = self._open.pop(request_id, None)
         if asked is None:
             return None
-        if isinstance(asked, _Elicit):
+        if isinstance(asked, OpenElicit):
             return Reply(asked.rpc_id, CANCEL)
-        if isinstance(asked, _Permission):
+        if isinstance(asked, OpenPermission):
             self._tools.refuse(asked.tool_id)
             return Reply(asked.rpc_id, _CANCELLED)
-        if isinstance(asked, _Command):
-            return _refused_command(asked, "the request was withdrawn (cancel, turn end or close)")
-        return _refused(asked, "cancelled")
-
-
-def _refused(asked: _Write | _Read, how: str, why: str | None = None) -> ReplyError:
-    tool = attrs.evolve(asked.tool, status=ToolStatus.CANCELLED)
-    verb = "writing" if isinstance(asked, _Write) else "reading"
-    message = f"{verb} {asked.judged.path} was {how}" + (f": {why}" if why else "")
-    return ReplyError(asked.rpc_id, REQUEST_CANCELLED, message, tool)
-
-
-def _refused_command(asked: _Command, why: str) -> ReplyError:
-    tool = attrs.evolve(asked.tool, status=ToolStatus.CANCELLED)
-    message = f"corral did not run `{asked.spec.line}`: {why}"
-    return ReplyError(asked.rpc_id, REQUEST_CANCELLED, message, tool, warning=message)
+        if isinstance(asked, OpenCommand):
+            return refused_command(asked, "the request was withdrawn (cancel, turn end or close)")
+        return refused(asked, "cancelled")
