@@ -31,7 +31,6 @@ no turn-end marker.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -58,10 +57,10 @@ from ...pipeline.events import (
     ToolUpdated,
     UrlInput,
 )
+from .._timestamps import iso_ns
 
 __all__ = ["read_gemini_session", "recognizes_gemini_line"]
 
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _CONTEXT_PREFIX = "<session_context>"
 _MESSAGE_TYPES = frozenset({"user", "gemini", "info", "warning", "error"})
 # Gemini CLI's built-in tools: kind, and the argument that names what they act on.
@@ -97,18 +96,6 @@ def recognizes_gemini_line(value: Mapping[str, Any], path: Path) -> bool:
         and isinstance(value.get("projectHash"), str)
         and "startTime" in value
     )
-
-
-def _at_ns(stamp: object) -> int | None:
-    if not isinstance(stamp, str):
-        return None
-    try:
-        when = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
-    return (when - _EPOCH) // datetime.timedelta(microseconds=1) * 1000
 
 
 def _parts(content: object) -> list[dict[str, Any]]:
@@ -246,7 +233,7 @@ def _items(session: _Session) -> Iterator[ReplayItem]:
         if kind == "user":
             text = _text(_parts(message.get("content")))
             if text and not text.startswith(_CONTEXT_PREFIX):
-                yield PromptSent(text=text, at_ns=_at_ns(message.get("timestamp")))
+                yield PromptSent(text=text, at_ns=iso_ns(message.get("timestamp")))
         elif kind == "gemini":
             yield from _agent_message(message_id, message, session.results)
         elif kind in _LEVELS:

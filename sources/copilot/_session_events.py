@@ -33,7 +33,6 @@ rest, with the facts under `copilot/...` extensions.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -49,6 +48,7 @@ from ...pipeline.events import (
     SystemTime,
     UsageWindow,
 )
+from .._timestamps import iso_ns
 from ._base import Json, NormalizerState, as_int, as_str
 
 __all__ = ["SessionEvents", "quota_usage"]
@@ -57,16 +57,8 @@ Handler = Callable[[Json, Json], list[DriverEvent]]
 
 
 def _stamp(raw: object) -> SystemTime | None:
-    if not isinstance(raw, str):
-        return None
-    try:
-        moment = datetime.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.UTC)
-    since = moment - datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-    return SystemTime.from_ns(since // datetime.timedelta(microseconds=1) * 1000)
+    ns = iso_ns(raw)
+    return None if ns is None else SystemTime.from_ns(ns)
 
 
 def quota_usage(event: Json, snapshots: object) -> PlanUsage | None:

@@ -15,7 +15,6 @@ the next prompt, at `session.shutdown`, or at the end of the file.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from ...pipeline.driver import (
     TurnFinished,
 )
 from ...pipeline.events import Diagnostic, DiagnosticLevel
+from .._timestamps import iso_ns
 from ._base import RAW_KEY
 from ._normalize import CopilotNormalizer
 
@@ -38,17 +38,7 @@ _CHUNK = 256 * 1024
 
 
 def _at_ns(event: Mapping[str, object]) -> int | None:
-    stamp = event.get("timestamp")
-    if not isinstance(stamp, str):
-        return None
-    try:
-        moment = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.UTC)
-    since = moment - datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-    return since // datetime.timedelta(microseconds=1) * 1000  # exact, unlike float seconds
+    return iso_ns(event.get("timestamp"))
 
 
 def _problem(item: NotJson | Oversized, last: bool) -> Emitted:
