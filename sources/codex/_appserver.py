@@ -61,12 +61,13 @@ from ...pipeline.fidelity import DECLINED
 from ._approvals import Reply, ServerRequests, unsupported_reply
 from ._appserver_items import ItemTracker
 from ._common import (
-    LimitWindow,
+    CAMEL_LIMITS,
     Tokens,
     UsageMeter,
     bad_shape,
     context_usage,
     diagnostic,
+    limit_windows,
     plan_updated,
     plan_usage,
     unknown_frame,
@@ -117,16 +118,6 @@ def _tokens(fields: Fields) -> Tokens:
         cache_write=fields.opt_integer("cacheWriteInputTokens") or 0,
         output=fields.opt_integer("outputTokens") or 0,
         reasoning=fields.opt_integer("reasoningOutputTokens") or 0,
-    )
-
-
-def _limit(fields: Fields | None) -> LimitWindow | None:
-    if fields is None:
-        return None
-    return LimitWindow(
-        used_percent=fields.opt_number("usedPercent") or 0.0,
-        window_minutes=fields.opt_integer("windowDurationMins"),
-        resets_at=fields.opt_integer("resetsAt"),
     )
 
 
@@ -286,9 +277,10 @@ class AppServerNormalizer:
 
     def _rate_limits(self, params: Fields) -> list[DriverEvent]:
         limits = params.obj("rateLimits")
+        primary, secondary = limit_windows(limits, CAMEL_LIMITS)
         usage = plan_usage(
-            primary=_limit(limits.opt_obj("primary")),
-            secondary=_limit(limits.opt_obj("secondary")),
+            primary=primary,
+            secondary=secondary,
             plan=limits.opt_string("planType"),
             now_ns=self._now(),
         )

@@ -29,6 +29,7 @@ from ...pipeline.events import (
     ContextUsage,
     Diagnostic,
     DiagnosticLevel,
+    Fields,
     FileDiff,
     PlanEntry,
     PlanStatus,
@@ -40,7 +41,10 @@ from ...pipeline.events import (
 )
 
 __all__ = [
+    "CAMEL_LIMITS",
     "RAW_FRAME",
+    "SNAKE_LIMITS",
+    "LimitSpelling",
     "LimitWindow",
     "Tokens",
     "UsageMeter",
@@ -48,6 +52,7 @@ __all__ = [
     "context_usage",
     "diagnostic",
     "file_diff",
+    "limit_windows",
     "plan_updated",
     "plan_usage",
     "unknown_frame",
@@ -204,6 +209,38 @@ class LimitWindow:
     used_percent: float
     window_minutes: int | None = None
     resets_at: int | None = None  # unix seconds
+
+
+@attrs.frozen
+class LimitSpelling:
+    """One wire's names for a rate-limit window's fields."""
+
+    used_percent: str
+    window_minutes: str
+    resets_at: str
+
+
+# The app-server's notifications and `account/rateLimits/read`; the EventMsg wire.
+CAMEL_LIMITS = LimitSpelling("usedPercent", "windowDurationMins", "resetsAt")
+SNAKE_LIMITS = LimitSpelling("used_percent", "window_minutes", "resets_at")
+
+
+def _limit_window(fields: Fields | None, spelling: LimitSpelling) -> LimitWindow | None:
+    if fields is None:
+        return None
+    return LimitWindow(
+        used_percent=fields.opt_number(spelling.used_percent) or 0.0,
+        window_minutes=fields.opt_integer(spelling.window_minutes),
+        resets_at=fields.opt_integer(spelling.resets_at),
+    )
+
+
+def limit_windows(
+    limits: Fields, spelling: LimitSpelling
+) -> tuple[LimitWindow | None, LimitWindow | None]:
+    """A rate-limit snapshot's primary and secondary windows (None where it has none)."""
+    primary = _limit_window(limits.opt_obj("primary"), spelling)
+    return primary, _limit_window(limits.opt_obj("secondary"), spelling)
 
 
 def _window_label(minutes: int | None, fallback: str) -> str:

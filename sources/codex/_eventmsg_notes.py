@@ -14,11 +14,12 @@ from typing import Any
 from ...pipeline.driver import DriverEvent, Emitted, InfoChanged
 from ...pipeline.events import DiagnosticLevel, Fields, PlanUsageUpdated
 from ._common import (
-    LimitWindow,
+    SNAKE_LIMITS,
     Tokens,
     UsageMeter,
     context_usage,
     diagnostic,
+    limit_windows,
     plan_updated,
     plan_usage,
 )
@@ -57,16 +58,6 @@ def _tokens(fields: Fields) -> Tokens:
     )
 
 
-def _limit(fields: Fields | None) -> LimitWindow | None:
-    if fields is None:
-        return None
-    return LimitWindow(
-        used_percent=fields.opt_number("used_percent") or 0.0,
-        window_minutes=fields.opt_integer("window_minutes"),
-        resets_at=fields.opt_integer("resets_at"),
-    )
-
-
 class Accounting:
     def __init__(self, *, wall_clock_ns: Callable[[], int]) -> None:
         self.usage = UsageMeter()
@@ -87,9 +78,10 @@ class Accounting:
             events.append(context_usage(used=used, window=window, tokens=tokens, model=self.model))
         limits = payload.opt_obj("rate_limits")
         if limits is not None:
+            primary, secondary = limit_windows(limits, SNAKE_LIMITS)
             usage = plan_usage(
-                primary=_limit(limits.opt_obj("primary")),
-                secondary=_limit(limits.opt_obj("secondary")),
+                primary=primary,
+                secondary=secondary,
                 plan=limits.opt_string("plan_type"),
                 now_ns=self._now(),
             )

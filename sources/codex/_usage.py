@@ -41,7 +41,7 @@ from ...pipeline.events import AgentInstallation, Fields, PlanUsage, ShapeError,
 from .._jsonrpc import Incoming, JsonRpcPeer, RpcError
 from .._process import AgentProcess
 from .._usage import ask_briefly
-from ._common import LimitWindow, plan_usage
+from ._common import CAMEL_LIMITS, limit_windows, plan_usage
 from ._handshake import CLIENT_NAME
 from ._home import ensure_home
 
@@ -69,20 +69,11 @@ def plan_of(account_read: Fields) -> str | None:
     return account.opt_string("planType")
 
 
-def _window(raw: Fields | None) -> LimitWindow | None:
-    if raw is None:
-        return None
-    return LimitWindow(
-        used_percent=raw.opt_number("usedPercent") or 0.0,
-        window_minutes=raw.opt_integer("windowDurationMins"),
-        resets_at=raw.opt_integer("resetsAt"),
-    )
-
-
 def _snapshot(raw: Fields, plan: str | None, now_ns: int) -> PlanUsage | None:
+    primary, secondary = limit_windows(raw, CAMEL_LIMITS)
     return plan_usage(
-        primary=_window(raw.opt_obj("primary")),
-        secondary=_window(raw.opt_obj("secondary")),
+        primary=primary,
+        secondary=secondary,
         plan=raw.opt_string("planType") or plan,
         now_ns=now_ns,
     )
