@@ -68,8 +68,17 @@ from ...pipeline.events import (
 )
 from .._jsonrpc import JsonRpcPeer, RpcRequest
 from ._asks import MAX_OPEN_ASKS, ReadFile, Reply, ReplyError, RunCommand, WriteFile
-from ._frames import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RAW_FRAME
+from ._frames import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from ._fs import FsRefused, judge_read, judge_write, read_text, write_text
+from ._refusals import refusal_events, refused_command
+from ._request_bounds import (
+    FREEING,
+    MAX_EXIT_WAITS,
+    MAX_OUTSTANDING,
+    WAITING_CALLS,
+    bounds_for,
+    first_crossed,
+)
 from ._terminal import command_spec
 from ._terminals import MAX_TERMINALS, Terminals
 from ._translate import Translator
@@ -88,19 +97,6 @@ __all__ = [
 Push = Callable[[list[DriverEvent]], Awaitable[None]]
 Spawn = Callable[[Coroutine[Any, Any, None], str], None]
 
-MAX_EXIT_WAITS = 64  # terminal/wait_for_exit calls waiting at once
-MAX_OUTSTANDING = 128  # the agent's requests being served at once, all kinds
-_WAITING_CALLS = frozenset({"terminal/wait_for_exit", "terminal/kill", "terminal/release"})
-_FREEING = frozenset({"terminal/kill", "terminal/release"})
-_ASKING = frozenset(
-    {
-        "session/request_permission",
-        "elicitation/create",
-        "fs/read_text_file",
-        "fs/write_text_file",
-        "terminal/create",
-    }
-)
 _FAILED = "acp/request_failed"
 _LIMITED = "acp/limit"
 
@@ -166,9 +162,9 @@ class AgentRequests:
             case "terminal/output" if self._terminals is not None:
                 await self._output(request.id, params)
                 return []
-            case method if method in _WAITING_CALLS and self._terminals is not None:
+            case method if method in WAITING_CALLS and self._terminals is not None:
                 self._exit_waits += method == "terminal/wait_for_exit"
-                self._freeing += method in _FREEING
+                self._freeing += method in FREEING
                 self._start(self._terminal_call(request.id, method, params), f"acp-{method}")
                 return []
         await self.reply(
@@ -181,38 +177,15 @@ class AgentRequests:
     def _over_limit(self, method: str) -> tuple[str, str] | None:
         """(which bound, what the agent reads) when serving `method` would cross one."""
         asks = self._translator.asks
-        bounds = (
-            (
-                "open_requests",
-                method in _ASKING,
-                asks.full(),
-                f"{MAX_OPEN_ASKS} requests already wait on a decision",
-            ),
-            (
-                "exit_waits",
-                method == "terminal/wait_for_exit",
-                self._exit_waits >= MAX_EXIT_WAITS,
-                f"{MAX_EXIT_WAITS} terminal/wait_for_exit calls are already waiting",
-            ),
-            (
-                "outstanding",
-                method not in _FREEING,
-                self._serving - self._freeing + len(asks.open_ids()) >= MAX_OUTSTANDING,
-                f"{MAX_OUTSTANDING} of the agent's requests are being served",
-            ),
-            (  # kill and release free what waits: bounded on their own, never behind the rest
-                "freeing",
-                method in _FREEING,
-                self._freeing >= MAX_OUTSTANDING,
-                f"{MAX_OUTSTANDING} terminal/kill and terminal/release calls are being served",
-            ),
+        bounds = bounds_for(
+            method,
+            asks_full=asks.full(),
+            open_asks=len(asks.open_ids()),
+            exit_waits=self._exit_waits,
+            serving=self._serving,
+            freeing=self._freeing,
         )
-        for bound, applies, crossed, why in bounds:
-            if applies and crossed:
-                return bound, why
-            if applies:
-                self._limits_hit.discard(bound)  # left: the next crossing is news again
-        return None
+        return first_crossed(bounds, self._limits_hit)
 
     async def _refuse_over(self, request: RpcRequest, bound: str, why: str) -> list[DriverEvent]:
         message = f"corral refused {request.method}: {why} in this session (its limit)"
@@ -324,7 +297,7 @@ class AgentRequests:
             spec = await asyncio.to_thread(command_spec, params, self._root)
         except FsRefused as refused:
             await self.reply(ReplyError(rpc_id, refused.code, refused.message))
-            return [_refused_command(refused.message, params)]
+            return [refused_command(refused.message, params)]
         decision = self._translator.asks.command(rpc_id, spec)
         if isinstance(decision, RunCommand):
             _, events = await self.start(decision)
@@ -340,7 +313,7 @@ class AgentRequests:
         except FsRefused as refused:
             await self.reply(ReplyError(action.rpc_id, refused.code, refused.message))
             events: list[DriverEvent] = [
-                _refused_command(refused.message, {"command": action.spec.line})
+                refused_command(refused.message, {"command": action.spec.line})
             ]
             if tool is not None:
                 failed = attrs.evolve(tool, status=ToolStatus.FAILED, output=refused.message)
@@ -389,7 +362,7 @@ class AgentRequests:
             return
         finally:
             self._exit_waits -= method == "terminal/wait_for_exit"
-            self._freeing -= method in _FREEING
+            self._freeing -= method in FREEING
         await self.reply(Reply(rpc_id, result))
 
     def terminal_output(self, terminal_id: str, text: str) -> list[DriverEvent]:
@@ -408,25 +381,3 @@ class AgentRequests:
             terminal_id
         )
         return [Emitted(kind=ToolUpdated(tool)) for tool in tools]
-
-
-def _refused_command(reason: str, params: object) -> Emitted:
-    return Emitted(
-        kind=Diagnostic(
-            level=DiagnosticLevel.WARNING,
-            message=f"corral refused to run the agent's command: {reason}",
-        ),
-        extensions={"acp/terminal_refused": reason, RAW_FRAME: params},
-    )
-
-
-def refusal_events(action: Reply | ReplyError) -> list[DriverEvent]:
-    """What the app sees of a refused request: its tool cancelled, a warning if any."""
-    events: list[DriverEvent] = []
-    if isinstance(action, ReplyError) and action.tool is not None:
-        events.append(Emitted(kind=ToolUpdated(action.tool)))
-    if action.warning is not None:
-        warning = Diagnostic(level=DiagnosticLevel.WARNING, message=action.warning)
-        key = "acp/terminal_refused" if isinstance(action, ReplyError) else "acp/changed_tool"
-        events.append(Emitted(kind=warning, extensions={key: action.warning}))
-    return events
