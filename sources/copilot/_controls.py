@@ -11,9 +11,11 @@ checked against the real CLI in offline provider mode):
 - `configure model X` → `session.model.switchTo {modelId: X}`; `configure
   mode M` → `session.mode.set {mode: M}`. Copilot emits
   `session.model_change` / `session.mode_changed` before it answers (the
-  normalizer maps those to `ConfigApplied`); the driver confirms the
-  answer with a `ConfigApplied` of its own behind them, so a switch to the
-  current value (which emits nothing) is still answered; a refusal is a
+  normalizer maps those to `ConfigApplied`, which answers the configure).
+  `switchTo` emits its event even for the current model; `mode.set` emits
+  none for the mode Copilot is in, so there the driver confirms with a
+  `ConfigApplied` of its own, and only there (a second one would answer
+  the next configure of the option with a stale value). A refusal is a
   `ConfigRefused`.
 - `compact` → `session.history.compact`: a turn. Copilot emits
   `session.compaction_start` / `session.compaction_complete` (mapped to a

@@ -105,6 +105,7 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
         self._questions: dict[str, QuestionRequest] = {}
         self._approvals: dict[str, dict[str, Any]] = {}  # request id -> session approval
         self._legacy_inputs: deque[int | str] = deque()  # userInput.request ids to answer
+        self._current: dict[str, ConfigValue] = {}  # the settings Copilot last reported
 
     # ---- lifecycle ---------------------------------------------------------------
 
@@ -152,6 +153,7 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
                 message = f"Copilot refused {option} {value!r}: {error.message}"
                 raise CorralError(ErrorKind.INVALID_CONFIGURATION, message) from None
             chosen[option] = value
+        self._current = dict(chosen)
         return attrs.evolve(details, config_options=offered), tuple(chosen.items())
 
     async def _connect(self) -> str | None:
@@ -227,6 +229,8 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
 
     def _observe(self, event: driver.DriverEvent) -> None:
         match event:
+            case driver.ConfigApplied(option=option, value=value):
+                self._current[option] = value
             case driver.RequestAsked(request=QuestionRequest() as request):
                 self._questions[request.id] = request
             case driver.RequestAsked(request=request, extensions=extensions):
@@ -328,13 +332,15 @@ class CopilotDriver(JsonRpcDriver[Incoming]):
         if call is None:
             await self._inbox.put_local(*unsupported(driver.Configure(option=option, value=value)))
             return
+        unchanged = self._current.get(option) == value  # read before Copilot's event moves it
         try:
             await self._call(*call)
         except RpcError as error:
             await self._inbox.put_local(driver.ConfigRefused(option=option, reason=error.message))
             return
-        applied = driver.ConfigApplied(option=option, value=value)
-        await self._inbox.put_behind(Local((applied,)))  # behind Copilot's own change event
+        if option == "mode" and unchanged:
+            # the mode Copilot is in: it emits no `session.mode_changed`, so corral confirms
+            await self._inbox.put_behind(Local((driver.ConfigApplied(option=option, value=value),)))
 
     async def _compact(self) -> None:
         await self._inbox.put_local(driver.TurnBegan())

@@ -86,6 +86,21 @@ async def test_configure_switches_the_model_and_the_mode(runtime: Runtime, tmp_p
     await copilot.session.close()
 
 
+async def test_each_configure_is_answered_with_its_own_value(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    copilot = await open_copilot(runtime, tmp_path)
+    info = await copilot.session.configure("mode", "interactive")  # the mode it is in
+    assert dict(info.options)["mode"] == "interactive"
+    for mode in ("plan", "interactive", "interactive", "autopilot"):
+        info = await copilot.session.configure("mode", mode)
+        assert dict(info.options)["mode"] == mode
+    for model in ("fake-model", "fake-other", "fake-model"):
+        info = await copilot.session.configure("model", model)
+        assert dict(info.options)["model"] == model
+    await copilot.session.close()
+
+
 async def test_a_model_chosen_at_open_is_switched_to(runtime: Runtime, tmp_path: Path) -> None:
     copilot = await open_copilot(
         runtime, tmp_path, configure=(("model", "fake-other"), ("mode", "autopilot"))

@@ -183,9 +183,9 @@ class FakeCopilot:
             await self.event("session.model_change", change)
             return {"status": "applied", "modelId": self.model}
         if method == "session.mode.set":
-            await self.event(
-                "session.mode_changed", {"previousMode": self.mode, "newMode": params["mode"]}
-            )
+            if params["mode"] != self.mode:  # as Copilot: no event for the mode it is in
+                change = {"previousMode": self.mode, "newMode": params["mode"]}
+                await self.event("session.mode_changed", change)
             self.mode = params["mode"]
             return {"status": "unchanged", "modelChanged": False, "modeApplied": True}
         if method == "session.history.compact":
