@@ -7,7 +7,8 @@ checked against the real CLI in offline provider mode):
   bring-your-own-key provider), and `session.create` answers the current
   one (`modelState.modelId`) and mode (`mode`). They are the live `model`
   option (the listed ids and the current one) and the live `mode` option
-  (`interactive`, `plan`, `autopilot`: the SDK's `SessionMode`).
+  (`interactive`, `plan`: the SDK's `SessionMode`s but `autopilot`, which
+  corral never offers, as it offers no mode that acts without asking).
 - `configure model X` → `session.model.switchTo {modelId: X}`; `configure
   mode M` → `session.mode.set {mode: M}`. Copilot emits
   `session.model_change` / `session.mode_changed` before it answers (the
@@ -51,7 +52,9 @@ __all__ = [
     "plan_from",
 ]
 
-MODES = ("interactive", "plan", "autopilot")  # the SDK's `SessionMode`
+# The SDK's `SessionMode`s but `autopilot`, where Copilot goes on by itself: modes that let
+# an agent act without asking are never offered to `configure` (see the README).
+MODES = ("interactive", "plan")
 _TODO_STATUS = {
     "pending": PlanStatus.PENDING,
     "in_progress": PlanStatus.IN_PROGRESS,

@@ -5,7 +5,7 @@ in its SDK server mode through the `copilot-native` catalog entry,
 offline (`COPILOT_OFFLINE=true` and a BYOK provider pointing at the mock
 model), as in `test_copilot_native.py`. Under a BYOK provider Copilot
 lists no models, so the `model` option is the current one alone; `mode`
-is the SDK's three modes. Every event is checked against the line-protocol
+is `interactive` or `plan` (never `autopilot`). Every event is checked against the line-protocol
 schema by the watcher.
 """
 
@@ -63,7 +63,7 @@ async def copilot(sandbox: AgentSandbox) -> AsyncIterator[Watcher]:
 async def test_mode_is_switched_by_session_mode_set(copilot: Watcher) -> None:
     info = copilot.session.info()
     options = {o.id: o for o in info.details.config_options}
-    assert [c.value for c in options["mode"].choices] == ["interactive", "plan", "autopilot"]
+    assert [c.value for c in options["mode"].choices] == ["interactive", "plan"]
     assert dict(info.options)["mode"] == "interactive"
     assert dict(info.options)["model"] in [c.value for c in options["model"].choices]
     info = await copilot.session.configure("mode", "plan")

@@ -67,7 +67,7 @@ async def test_model_and_mode_are_live_options(runtime: Runtime, tmp_path: Path)
     info = copilot.session.info()
     options = {o.id: o for o in info.details.config_options}
     assert [c.value for c in options["model"].choices] == ["fake-model", "fake-other"]
-    assert [c.value for c in options["mode"].choices] == ["interactive", "plan", "autopilot"]
+    assert [c.value for c in options["mode"].choices] == ["interactive", "plan"]
     assert options["model"].live and options["mode"].live
     assert dict(info.options) == {"model": "fake-model", "mode": "interactive"}
     assert Capability.COMPACT in info.details.capabilities.features
@@ -92,7 +92,7 @@ async def test_each_configure_is_answered_with_its_own_value(
     copilot = await open_copilot(runtime, tmp_path)
     info = await copilot.session.configure("mode", "interactive")  # the mode it is in
     assert dict(info.options)["mode"] == "interactive"
-    for mode in ("plan", "interactive", "interactive", "autopilot"):
+    for mode in ("plan", "interactive", "interactive", "plan"):
         info = await copilot.session.configure("mode", mode)
         assert dict(info.options)["mode"] == mode
     for model in ("fake-model", "fake-other", "fake-model"):
@@ -103,17 +103,18 @@ async def test_each_configure_is_answered_with_its_own_value(
 
 async def test_a_model_chosen_at_open_is_switched_to(runtime: Runtime, tmp_path: Path) -> None:
     copilot = await open_copilot(
-        runtime, tmp_path, configure=(("model", "fake-other"), ("mode", "autopilot"))
+        runtime, tmp_path, configure=(("model", "fake-other"), ("mode", "plan"))
     )
-    assert dict(copilot.session.info().options) == {"model": "fake-other", "mode": "autopilot"}
+    assert dict(copilot.session.info().options) == {"model": "fake-other", "mode": "plan"}
     await copilot.session.close()
 
 
 async def test_a_mode_copilot_does_not_have_is_refused(runtime: Runtime, tmp_path: Path) -> None:
     copilot = await open_copilot(runtime, tmp_path)
-    with pytest.raises(CorralError) as failed:
-        await copilot.session.configure("mode", "yolo")
-    assert failed.value.kind is ErrorKind.INVALID_CONFIGURATION
+    for mode in ("yolo", "autopilot"):  # autopilot: Copilot's, but it acts without asking
+        with pytest.raises(CorralError) as failed:
+            await copilot.session.configure("mode", mode)
+        assert failed.value.kind is ErrorKind.INVALID_CONFIGURATION
     await copilot.session.close()
 
 

@@ -15,9 +15,10 @@ from corral.sources.copilot._controls import (
 
 def test_the_mode_option_is_the_sdks_session_modes() -> None:
     option = mode_option("plan")
-    assert [c.value for c in option.choices] == ["interactive", "plan", "autopilot"]
+    assert [c.value for c in option.choices] == ["interactive", "plan"]
     assert option.live and option.current == "plan"
     assert mode_option("nonsense").current is None
+    assert mode_option("autopilot").current is None  # never offered: it acts without asking
 
 
 def test_an_empty_model_list_leaves_the_current_model_alone() -> None:
