@@ -61,8 +61,7 @@ from ...pipeline.fidelity import DECLINED
 from ._approvals import Reply, ServerRequests, unsupported_reply
 from ._appserver_items import ItemTracker
 from ._common import (
-    CAMEL_LIMITS,
-    Tokens,
+    CAMEL,
     UsageMeter,
     bad_shape,
     context_usage,
@@ -70,6 +69,7 @@ from ._common import (
     limit_windows,
     plan_updated,
     plan_usage,
+    tokens_of,
     unknown_frame,
 )
 
@@ -109,16 +109,6 @@ IGNORED = frozenset(
         "model/safetyBuffering/updated",
     }
 )
-
-
-def _tokens(fields: Fields) -> Tokens:
-    return Tokens(
-        input=fields.opt_integer("inputTokens") or 0,
-        cached=fields.opt_integer("cachedInputTokens") or 0,
-        cache_write=fields.opt_integer("cacheWriteInputTokens") or 0,
-        output=fields.opt_integer("outputTokens") or 0,
-        reasoning=fields.opt_integer("reasoningOutputTokens") or 0,
-    )
 
 
 def _error_text(error: Fields) -> str:
@@ -262,8 +252,8 @@ class AppServerNormalizer:
         usage = params.obj("tokenUsage")
         last = usage.obj("last")
         tokens = self._usage.update(
-            total=_tokens(usage.obj("total")),
-            last=_tokens(last),
+            total=tokens_of(usage.obj("total"), CAMEL),
+            last=tokens_of(last, CAMEL),
             in_turn=self.active_turn is not None,
         )
         return [
@@ -277,7 +267,7 @@ class AppServerNormalizer:
 
     def _rate_limits(self, params: Fields) -> list[DriverEvent]:
         limits = params.obj("rateLimits")
-        primary, secondary = limit_windows(limits, CAMEL_LIMITS)
+        primary, secondary = limit_windows(limits, CAMEL)
         usage = plan_usage(
             primary=primary,
             secondary=secondary,

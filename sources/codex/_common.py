@@ -11,6 +11,9 @@ of those facts into corral's vocabulary lives here once:
   tokens spent by the current turn (`corral/tokens` on `ContextUsage`);
   `input` counts uncached input only, `cache_read` the cached part;
 - rate limits → `PlanUsage` windows ("Session" for 5 h, "Week" for 7 days);
+- the two dialects' names for those token and rate-limit fields, as one
+  `Spelling` each (`CAMEL`, `SNAKE`), so `tokens_of` and `limit_windows`
+  read both;
 - file changes → `FileDiff`: Codex gives whole contents for added and
   deleted files and a unified diff for updates; an update's `old_text` /
   `new_text` are the hunks' old and new sides (what the diff shows).
@@ -41,11 +44,11 @@ from ...pipeline.events import (
 )
 
 __all__ = [
-    "CAMEL_LIMITS",
+    "CAMEL",
     "RAW_FRAME",
-    "SNAKE_LIMITS",
-    "LimitSpelling",
+    "SNAKE",
     "LimitWindow",
+    "Spelling",
     "Tokens",
     "UsageMeter",
     "bad_shape",
@@ -55,6 +58,7 @@ __all__ = [
     "limit_windows",
     "plan_updated",
     "plan_usage",
+    "tokens_of",
     "unknown_frame",
 ]
 
@@ -211,21 +215,56 @@ class LimitWindow:
     resets_at: int | None = None  # unix seconds
 
 
-@attrs.frozen
-class LimitSpelling:
-    """One wire's names for a rate-limit window's fields."""
+@attrs.frozen(kw_only=True)
+class Spelling:
+    """One Codex wire's names for the fields of token counts and rate-limit windows."""
 
+    input: str
+    cached: str
+    cache_write: str
+    output: str
+    reasoning: str
     used_percent: str
     window_minutes: str
     resets_at: str
 
 
-# The app-server's notifications and `account/rateLimits/read`; the EventMsg wire.
-CAMEL_LIMITS = LimitSpelling("usedPercent", "windowDurationMins", "resetsAt")
-SNAKE_LIMITS = LimitSpelling("used_percent", "window_minutes", "resets_at")
+# The app-server's notifications and `account/rateLimits/read`.
+CAMEL = Spelling(
+    input="inputTokens",
+    cached="cachedInputTokens",
+    cache_write="cacheWriteInputTokens",
+    output="outputTokens",
+    reasoning="reasoningOutputTokens",
+    used_percent="usedPercent",
+    window_minutes="windowDurationMins",
+    resets_at="resetsAt",
+)
+# The core's EventMsg wire (live and in rollouts).
+SNAKE = Spelling(
+    input="input_tokens",
+    cached="cached_input_tokens",
+    cache_write="cache_write_input_tokens",
+    output="output_tokens",
+    reasoning="reasoning_output_tokens",
+    used_percent="used_percent",
+    window_minutes="window_minutes",
+    resets_at="resets_at",
+)
 
 
-def _limit_window(fields: Fields | None, spelling: LimitSpelling) -> LimitWindow | None:
+def tokens_of(fields: Fields, spelling: Spelling) -> Tokens:
+    """A token-usage object's counts (0 where the wire leaves one out)."""
+    return Tokens(
+        input=fields.opt_integer(spelling.input) or 0,
+        cached=fields.opt_integer(spelling.cached) or 0,
+        cache_write=fields.opt_integer(spelling.cache_write) or 0,
+        output=fields.opt_integer(spelling.output) or 0,
+        reasoning=fields.opt_integer(spelling.reasoning) or 0,
+    )
+
+
+def _limit_window(fields: Fields | None, spelling: Spelling) -> LimitWindow | None:
     if fields is None:
         return None
     return LimitWindow(
@@ -236,7 +275,7 @@ def _limit_window(fields: Fields | None, spelling: LimitSpelling) -> LimitWindow
 
 
 def limit_windows(
-    limits: Fields, spelling: LimitSpelling
+    limits: Fields, spelling: Spelling
 ) -> tuple[LimitWindow | None, LimitWindow | None]:
     """A rate-limit snapshot's primary and secondary windows (None where it has none)."""
     primary = _limit_window(limits.opt_obj("primary"), spelling)

@@ -14,14 +14,14 @@ from typing import Any
 from ...pipeline.driver import DriverEvent, Emitted, InfoChanged
 from ...pipeline.events import DiagnosticLevel, Fields, PlanUsageUpdated
 from ._common import (
-    SNAKE_LIMITS,
-    Tokens,
+    SNAKE,
     UsageMeter,
     context_usage,
     diagnostic,
     limit_windows,
     plan_updated,
     plan_usage,
+    tokens_of,
 )
 
 __all__ = [
@@ -48,16 +48,6 @@ INFO_EVENTS = {
 }
 
 
-def _tokens(fields: Fields) -> Tokens:
-    return Tokens(
-        input=fields.opt_integer("input_tokens") or 0,
-        cached=fields.opt_integer("cached_input_tokens") or 0,
-        cache_write=fields.opt_integer("cache_write_input_tokens") or 0,
-        output=fields.opt_integer("output_tokens") or 0,
-        reasoning=fields.opt_integer("reasoning_output_tokens") or 0,
-    )
-
-
 class Accounting:
     def __init__(self, *, wall_clock_ns: Callable[[], int]) -> None:
         self.usage = UsageMeter()
@@ -71,14 +61,16 @@ class Accounting:
         if info is not None:
             last = info.obj("last_token_usage")
             tokens = self.usage.update(
-                total=_tokens(info.obj("total_token_usage")), last=_tokens(last), in_turn=in_turn
+                total=tokens_of(info.obj("total_token_usage"), SNAKE),
+                last=tokens_of(last, SNAKE),
+                in_turn=in_turn,
             )
             window = info.opt_integer("model_context_window") or self.window
             used = last.opt_integer("total_tokens") or 0
             events.append(context_usage(used=used, window=window, tokens=tokens, model=self.model))
         limits = payload.opt_obj("rate_limits")
         if limits is not None:
-            primary, secondary = limit_windows(limits, SNAKE_LIMITS)
+            primary, secondary = limit_windows(limits, SNAKE)
             usage = plan_usage(
                 primary=primary,
                 secondary=secondary,

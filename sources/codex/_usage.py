@@ -41,7 +41,7 @@ from ...pipeline.events import AgentInstallation, Fields, PlanUsage, ShapeError,
 from .._jsonrpc import Incoming, JsonRpcPeer, RpcError
 from .._process import AgentProcess
 from .._usage import ask_briefly
-from ._common import CAMEL_LIMITS, limit_windows, plan_usage
+from ._common import CAMEL, limit_windows, plan_usage
 from ._handshake import CLIENT_NAME
 from ._home import ensure_home
 
@@ -70,7 +70,7 @@ def plan_of(account_read: Fields) -> str | None:
 
 
 def _snapshot(raw: Fields, plan: str | None, now_ns: int) -> PlanUsage | None:
-    primary, secondary = limit_windows(raw, CAMEL_LIMITS)
+    primary, secondary = limit_windows(raw, CAMEL)
     return plan_usage(
         primary=primary,
         secondary=secondary,
