@@ -17,18 +17,15 @@ shares one the caller owns (and closes), `False` keeps none.
         async for event in session.turn("hello"): ...
 
 What the body of `async with Runtime()` raises leaves it unchanged (the
-Runtime's task group would wrap it in an `ExceptionGroup`; `_unwrapped`
-takes it back out), so a caller catches `CorralError` as itself.
+Runtime's task group would wrap it in an `ExceptionGroup`; `unwrapped` (in
+`_runtime_scope.py`) takes it back out), so a caller catches `CorralError` as itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
-import time
-import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, Unpack
@@ -38,12 +35,12 @@ from aiostream.core import Streamer
 
 from ..pipeline.channels import Channel
 from ..pipeline.commands import AgentRef, PermissionMode, SessionOptions
-from ..pipeline.driver import Driver, LaunchSpec
+from ..pipeline.driver import Driver
 from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.events import AgentDetails, DiscoveryReport, Event, PlanUsage
 from ..pipeline.fidelity import refuse_unhonoured
 from ..pipeline.policy import Policy
-from ..pipeline.rules import RulePolicy, SandboxMode, guarded_modes, load_policy
+from ..pipeline.rules import guarded_modes, load_policy
 from ..pipeline.stages import Sink
 from ..pipeline.telemetry import Telemetry
 from ..sinks.metrics import Metrics
@@ -55,6 +52,17 @@ from ..sources.mock import MockScript
 from ..sources.mock import catalog_entry as mock_entry
 from ._agents import AgentFinder
 from ._generate import generate_text
+from ._runtime_open import (
+    SessionOver,
+    abandon_open,
+    checked_dir,
+    contain_crash,
+    engine_builder,
+    handshaken,
+    launch_of,
+    sandbox_mode,
+)
+from ._runtime_scope import owned_archive, unwrapped
 from ._usage_cache import PlanUsageCache
 from .engine import Engine, EngineSettings
 from .handle import Session
@@ -73,10 +81,6 @@ class RuntimeSettings:
     engine: EngineSettings = attrs.field(factory=EngineSettings)
     handshake_timeout: float = 30.0  # as the reference sidecar; `serve --handshake-timeout`
     default_mode: PermissionMode = PermissionMode.ASK
-
-
-class _SessionOver(Exception):
-    """Raised inside a session's task group to end its leftover helpers."""
 
 
 PolicyLoader = Callable[[str], Policy]
@@ -112,7 +116,7 @@ class Runtime:
             metrics.set_channels(self.channels)
             # Every labelled series at zero from the start: dashboards show 0, not "No data".
             metrics.zero(e.id for e in self.agents.catalog.entries() if not e.wire_only)
-        self.archive, self._owns_archive = _archive(transcripts, metrics)
+        self.archive, self._owns_archive = owned_archive(transcripts, metrics)
         if self.archive is not None:
             self._sink_factories += (self.archive.sink_factory,)
             for observer in self.archive.observers:  # the raw wire, when recorded
@@ -148,7 +152,7 @@ class Runtime:
         finally:
             self._joined.close()
             try:
-                await _unwrapped(self._stack.__aexit__(kind, error, trace), error)
+                await unwrapped(self._stack.__aexit__(kind, error, trace), error)
             finally:
                 if self.archive is not None and self._owns_archive:
                     await asyncio.to_thread(self.archive.close)  # pending writes land
@@ -160,7 +164,7 @@ class Runtime:
 
     async def probe(self, agent: AgentRef) -> AgentDetails:
         details = await self.agents.probe(agent)
-        mode = _sandbox_mode(self._policy)
+        mode = sandbox_mode(self._policy)
         status = await self.sandboxes.status(await self.sandboxes.plan(mode, False))
         return attrs.evolve(details, sandbox=status)
 
@@ -254,29 +258,18 @@ class Runtime:
         """Start a session; `hidden` keeps its id from `session()` (the app never opened it)."""
         if self._tasks is None:
             raise RuntimeError("use `async with Runtime() as rt`")
-        session_dir = await asyncio.to_thread(_checked_dir, spec.dir)
+        session_dir = await asyncio.to_thread(checked_dir, spec.dir)
         entry, installation = await self.agents.resolve(spec.agent)
         if policy is None:
             policy = await self._session_policy(spec)
-        sandbox = await self.sandboxes.plan(_sandbox_mode(policy), spec.sandbox)
+        sandbox = await self.sandboxes.plan(sandbox_mode(policy), spec.sandbox)
         self._count += 1
         session_id = f"s{self._count}"
         if hidden:
             self._hidden.add(session_id)
-        launch = LaunchSpec(
-            session_id=session_id,
-            executable=installation.executable_path,
-            dir=session_dir,
-            resume=spec.resume,
-            fork=spec.fork,
-            fork_at=spec.fork_at,
-            permission_mode=spec.permission_mode or self.settings.default_mode,
-            mcp_servers=spec.mcp_servers,
-            configure=spec.configure,
-            env=spec.env,
-            args=spec.args,
-            tools=tools,
-            sandbox=sandbox,
+        mode = spec.permission_mode or self.settings.default_mode
+        launch = launch_of(
+            spec, session_id, installation.executable_path, session_dir, mode, tools, sandbox
         )
         driver = self.agents.driver(
             entry, installation, launch, self.telemetry.for_session(session_id, installation.id)
@@ -289,24 +282,14 @@ class Runtime:
             self.archive.learn_secrets(session_id, spec.env, spec.mcp_servers)
         opened: asyncio.Future[SessionActor] = asyncio.get_running_loop().create_future()
 
-        def build_engine(handshake: object) -> Engine:
-            from ..pipeline.driver import Handshake
-
-            assert isinstance(handshake, Handshake)
-            details = attrs.evolve(handshake.details, sandbox=sandbox_status)
-            handshake = attrs.evolve(handshake, details=details)
-            return Engine(
-                session_id=session_id,
-                agent=installation,
-                handshake=handshake,
-                clock=time.monotonic,
-                wall_clock_ns=time.time_ns,
-                session_dir=session_dir,
-                mode=launch.permission_mode,
-                policy=policy,
-                show_auto_decisions=spec.show_auto_decisions,
-                settings=self.settings.engine,
-            )
+        build_engine = engine_builder(
+            launch,
+            installation,
+            policy,
+            spec.show_auto_decisions,
+            self.settings.engine,
+            sandbox_status,
+        )
 
         def check(details: AgentDetails) -> None:  # nothing the agent cannot honour
             refuse_unhonoured(launch, details, installation.name)
@@ -319,7 +302,7 @@ class Runtime:
         try:
             session.attach(await opened)
         except asyncio.CancelledError:
-            _abandon_open(running, opened, session, self._sessions)
+            abandon_open(running, opened, session, self._sessions)
             raise
         finally:
             self._opening.pop(session_id, None)
@@ -349,21 +332,8 @@ class Runtime:
         actor: SessionActor | None = None
         try:
             async with asyncio.TaskGroup() as tasks:
-                try:
-                    async with asyncio.timeout(self.settings.handshake_timeout):
-                        handshake = await driver.start(tasks)
-                    check(handshake.details)
-                except asyncio.CancelledError:
-                    # Abandoned mid-handshake (the opener gave up, the Runtime closes):
-                    # no agent outlives it, and an opener still waiting hears why.
-                    if not opened.done():
-                        opened.set_exception(_abandoned())
-                    await driver.stop(self.settings.actor.close_grace)
-                    raise
-                except Exception as error:
-                    await driver.stop(self.settings.actor.close_grace)
-                    opened.set_exception(_as_open_error(error, self.settings.handshake_timeout))
-                    raise _SessionOver from None
+                timeout, grace = self.settings.handshake_timeout, self.settings.actor.close_grace
+                handshake = await handshaken(driver, tasks, check, opened, timeout, grace)
                 actor = SessionActor(
                     engine=build_engine(handshake),
                     driver=driver,
@@ -373,24 +343,11 @@ class Runtime:
                 )
                 opened.set_result(actor)
                 await actor.run(tasks)
-                raise _SessionOver
-        except* _SessionOver:
+                raise SessionOver
+        except* SessionOver:
             pass
-        except* Exception as group:
-            # A bug in corral, contained to this session.
-            for crash in group.exceptions:
-                traceback.print_exception(crash, file=sys.stderr)
-            if not opened.done():
-                opened.set_exception(
-                    CorralError(ErrorKind.PROTOCOL_FAILED, f"open failed: {group.exceptions[0]!r}")
-                )
-            await driver.stop(self.settings.actor.close_grace)
-            await session.abandon(
-                CorralError(
-                    ErrorKind.PROTOCOL_FAILED,
-                    f"corral failed inside this session: {group.exceptions[0]!r}",
-                )
-            )
+        except* Exception as group:  # a bug in corral, contained to this session
+            await contain_crash(group, session, driver, opened, self.settings.actor.close_grace)
         finally:
             if actor is not None and self.metrics is not None:
                 self.metrics.retire_channels(actor.channels())  # keep their final totals
@@ -413,79 +370,3 @@ class Runtime:
             for session in sessions:
                 await session.wait_closed()
             closed.update(session.id for session in sessions)
-
-
-def _sandbox_mode(policy: Policy | None) -> SandboxMode:
-    """The policy's `sandbox` key; policies without one (modes, the app's own) mean auto."""
-    return policy.spec.sandbox if isinstance(policy, RulePolicy) else SandboxMode.AUTO
-
-
-def _archive(
-    transcripts: TranscriptSettings | Archive | bool, metrics: Metrics | None
-) -> tuple[Archive | None, bool]:
-    """The Runtime's archive and whether the Runtime owns (and closes) it."""
-    if isinstance(transcripts, Archive):
-        return transcripts, False
-    if transcripts is False:
-        return None, False
-    settings = (
-        transcripts
-        if isinstance(transcripts, TranscriptSettings)
-        else TranscriptSettings.from_environ(os.environ)
-    )
-    return Archive(settings, metrics=metrics), True
-
-
-async def _unwrapped(exiting: Awaitable[bool | None], error: BaseException | None) -> None:
-    """The task group's exit, with the caller's own exception left as it was.
-
-    The body of `async with Runtime()` runs inside the Runtime's task group,
-    which would wrap what the body raised in an `ExceptionGroup`; the caller
-    gets back exactly what it raised (a `CorralError`, its own exception),
-    and a group of one (a failure of the Runtime's own) as that one error.
-    """
-    try:
-        await exiting
-    except BaseExceptionGroup as group:
-        if error is not None and group.exceptions == (error,):
-            return  # `__aexit__` returns: the body's exception propagates unchanged
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
-
-
-def _abandoned() -> CorralError:
-    return CorralError(
-        ErrorKind.SESSION_CLOSED, "the session was abandoned before its handshake completed"
-    )
-
-
-def _abandon_open(
-    running: asyncio.Task[None],
-    opened: asyncio.Future[SessionActor],
-    session: Session,
-    sessions: dict[str, Session],
-) -> None:
-    """The opener was cancelled: stop a handshake in flight; keep a session that made it."""
-    if opened.done() and not opened.cancelled() and opened.exception() is None:
-        session.attach(opened.result())
-        sessions[session.id] = session  # live: closed with the others
-    else:
-        running.cancel()
-
-
-def _checked_dir(path: str) -> str:
-    full = os.path.abspath(os.path.expanduser(path))
-    if not os.path.isdir(full):
-        raise CorralError(ErrorKind.INVALID_REQUEST, f"session directory {path!r} does not exist")
-    return full
-
-
-def _as_open_error(error: Exception, timeout: float) -> CorralError:
-    if isinstance(error, CorralError):
-        return error
-    if isinstance(error, TimeoutError):
-        return CorralError(
-            ErrorKind.HANDSHAKE_TIMEOUT, f"the agent did not complete its handshake in {timeout} s"
-        )
-    return CorralError(ErrorKind.PROTOCOL_FAILED, f"the handshake failed: {error!r}")
