@@ -46,8 +46,7 @@ from ...pipeline.events import (
     ToolUpdated,
     UrlInput,
 )
-from ._common import file_diff
-from ._items import edit_title, mcp_content_text
+from ._items import FileChanges, edit_title, mcp_content_text
 
 __all__ = [
     "ToolBook",
@@ -136,24 +135,13 @@ def patch_tool(payload: Fields, status: ToolStatus) -> ToolUpdate:
 
 
 def diffs_of(changes: Fields) -> tuple[list[FileDiff], list[str], ToolKind]:
-    diffs: list[FileDiff] = []
-    locations: list[str] = []
-    kinds: set[str] = set()
+    gathered = FileChanges()
     for path, raw in changes.raw.items():
         change = Fields(raw, f"{changes.path}.{path}")
         change_type = change.string("type")
         text = change.opt_string("unified_diff") or change.opt_string("content") or ""
-        diffs.append(file_diff(path, change_type, text))
-        locations.append(path)
-        moved = change.opt_string("move_path")
-        if moved:
-            locations.append(moved)
-            change_type = "move"
-        kinds.add(change_type)
-    kind = {frozenset({"delete"}): ToolKind.DELETE, frozenset({"move"}): ToolKind.MOVE}.get(
-        frozenset(kinds), ToolKind.EDIT
-    )
-    return diffs, locations, kind
+        gathered.add(path, change_type, text, change.opt_string("move_path"))
+    return gathered.result()
 
 
 class ToolBook:

@@ -35,7 +35,7 @@ from ...pipeline.events import (
 )
 from ._common import file_diff
 
-__all__ = ["TOOL_ITEM_TYPES", "tool_update"]
+__all__ = ["TOOL_ITEM_TYPES", "FileChanges", "tool_update"]
 
 _STATUS = {
     "inProgress": ToolStatus.RUNNING,
@@ -71,24 +71,42 @@ def _command(item: Fields, finished: bool, output: str | None) -> ToolUpdate:
     )
 
 
+class FileChanges:
+    """Diffs, touched paths and the tool kind of one tool's file changes, gathered one by one.
+
+    Both Codex wires describe a change as a path, a change type, a diff or
+    whole content, and an optional destination; a moved file counts as a
+    move, and the kind is Delete or Move only when every change is one.
+    """
+
+    def __init__(self) -> None:
+        self._diffs: list[FileDiff] = []
+        self._locations: list[str] = []
+        self._types: set[str] = set()
+
+    def add(self, path: str, change_type: str, text: str, moved_to: str | None) -> None:
+        self._diffs.append(file_diff(path, change_type, text))
+        self._locations.append(path)
+        if moved_to:
+            self._locations.append(moved_to)
+            change_type = "move"
+        self._types.add(change_type)
+
+    def result(self) -> tuple[list[FileDiff], list[str], ToolKind]:
+        return self._diffs, self._locations, _edit_kind(self._types)
+
+
 def file_changes(changes: list[tuple[str, object]]) -> tuple[list[FileDiff], list[str], ToolKind]:
     """`FileUpdateChange`s → diffs, touched paths, and the tool kind they amount to."""
-    diffs: list[FileDiff] = []
-    locations: list[str] = []
-    kinds: set[str] = set()
+    gathered = FileChanges()
     for path, raw in changes:
         change = Fields(raw, path)
         kind = change.obj("kind")
         change_type = kind.string("type")
         file_path = change.string("path")
-        diffs.append(file_diff(file_path, change_type, change.opt_string("diff") or ""))
-        locations.append(file_path)
-        moved_to = kind.opt_string("move_path")
-        if moved_to:
-            locations.append(moved_to)
-            change_type = "move"
-        kinds.add(change_type)
-    return diffs, locations, _edit_kind(kinds)
+        text = change.opt_string("diff") or ""
+        gathered.add(file_path, change_type, text, kind.opt_string("move_path"))
+    return gathered.result()
 
 
 def _edit_kind(kinds: set[str]) -> ToolKind:
