@@ -30,176 +30,25 @@ $CORRAL_HOME/transcripts (default ~/.local/share/corral/transcripts);
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from importlib import metadata, resources
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Any
 
-from ._cli_errors import EXIT_CODES_HELP, UsageError, guarded
-from ._cli_inputs import (
-    load_mock,
-    load_policy_arg,
-    metrics_address,
-    require_posix,
-    shipped_scripts,
+from ._cli_commands import (
+    DEMO_METRICS,
+    bench_command,
+    demo_command,
+    run_async,
+    serve_command,
+    version,
 )
+from ._cli_errors import EXIT_CODES_HELP, guarded
+from ._cli_inputs import shipped_scripts
 from ._config import CONFIG_HELP, load_serve_defaults
 
-if TYPE_CHECKING:
-    from ..sinks.metrics import Metrics, MetricsServer
-    from ..sinks.transcript import TranscriptSettings
-
-__all__ = ["main", "version"]
-
-DEMO_METRICS = "127.0.0.1:9464"
-
-
-def version() -> str:
-    try:
-        return metadata.version("corral")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
-
-
-def run_async(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
-    """Run on uvloop where it is available, else on asyncio's loop."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run(main())
-    return uvloop.run(main())
-
-
-async def _start_metrics(
-    address: tuple[str, int] | None, *, fallback: bool = False
-) -> tuple[Metrics | None, MetricsServer | None]:
-    """(metrics, server) serving on `address`, or (None, None) when off.
-
-    With `fallback`, an address in use falls back to any free port (the demo's
-    default must never stop the demo); otherwise it is a clear error.
-    """
-    if address is None:
-        return None, None
-    from ..sinks.metrics import Metrics, MetricsServerError
-
-    metrics = Metrics(version=version())
-    try:
-        server = await metrics.serve_http(*address)
-    except MetricsServerError as error:
-        if not fallback:
-            raise SystemExit(f"corral: {error}") from None
-        server = await metrics.serve_http(address[0], 0)
-    print(f"corral: metrics on {server.url}", file=sys.stderr, flush=True)
-    return metrics, server
-
-
-def _transcripts(args: argparse.Namespace) -> TranscriptSettings | None:
-    """The archive `--transcripts`, `--no-transcripts`... asked for (None: none)."""
-    from ..sinks.transcript import settings_from_args
-
-    return settings_from_args(args)
-
-
-def _serve(args: argparse.Namespace) -> int:
-    require_posix("serve")
-    from .runtime import Runtime, RuntimeSettings
-    from .server import ServeSettings, serve
-    from .stdio import open_stdio
-
-    script = load_mock(args.mock)
-    policy = load_policy_arg(args.policy)
-    address = metrics_address(args.metrics)
-    transcripts = _transcripts(args)
-    settings = RuntimeSettings(handshake_timeout=args.handshake_timeout)
-    serve_settings = ServeSettings(max_in_flight=args.max_in_flight)
-
-    async def main() -> int:
-        metrics, server = await _start_metrics(address)
-        try:
-            stdin, stdout = await open_stdio()
-            return await serve(
-                stdin=stdin,
-                stdout=stdout,
-                version=version(),
-                make_runtime=lambda: Runtime(
-                    mock=script,
-                    policy=policy,
-                    metrics=metrics,
-                    transcripts=transcripts or False,
-                    settings=settings,
-                ),
-                metrics=metrics,
-                settings=serve_settings,
-            )
-        finally:
-            if server is not None:
-                await server.aclose()
-
-    return run_async(main)
-
-
-def _demo(args: argparse.Namespace) -> int:
-    require_posix("demo")
-    from ..sinks.transcript import Archive
-    from .demo import run_demo
-
-    address = None if args.no_metrics else metrics_address(args.metrics)
-    transcripts = _transcripts(args)
-    created = 0
-
-    async def main() -> int:
-        nonlocal created
-        metrics, server = await _start_metrics(address, fallback=args.metrics == DEMO_METRICS)
-        # The demo's own archive, so it can say afterwards whether anything was kept.
-        archive = None if transcripts is None else Archive(transcripts, metrics=metrics)
-        try:
-            return await run_demo(
-                speed=args.speed,
-                color=not args.no_color,
-                metrics=metrics,
-                transcripts=archive if archive is not None else False,
-            )
-        finally:
-            if archive is not None:
-                await asyncio.to_thread(archive.close)  # pending writes land
-                created = archive.created
-            if server is not None:
-                await server.aclose()
-
-    status = run_async(main)
-    if transcripts is not None and created:
-        print(
-            f"corral: transcripts in {transcripts.dir} (see `corral transcripts list`)",
-            file=sys.stderr,
-        )
-    return status
-
-
-def _bench(args: argparse.Namespace) -> int:
-    from ..sinks.metrics import Metrics
-    from .bench import BenchOptions, run_bench
-    from .bench._plots import require_plotting, write_charts
-    from .bench._run import read_json, write_json
-
-    if args.from_json and not args.plot:
-        raise UsageError("--from-json re-plots a saved run: give --plot DIR too")
-    if args.plot:
-        require_plotting()  # now, not after minutes of measuring
-    if args.from_json:
-        return write_charts(read_json(args.from_json), args.plot)
-    loops = ("uvloop", "asyncio") if args.loop == "both" else (args.loop,)
-
-    def sinks() -> list[Any]:
-        # The full pipeline: the line writer is the app's sink; add metrics.
-        return [Metrics(version=version()).sink]
-
-    report = run_bench(BenchOptions(quick=args.quick, loops=loops, sinks=sinks))
-    if args.json:
-        write_json(report, args.json)
-        print(f"corral: figures written to {args.json}", file=sys.stderr)
-    return write_charts(report, args.plot) if args.plot else 0
+__all__ = ["main", "run_async", "version"]  # run_async: for `_agents_cli`
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -277,7 +126,7 @@ def build_parser(serve_defaults: Mapping[str, Any] | None = None) -> argparse.Ar
         "replies drain (default 1024)",
     )
     _archive_options(serve)
-    serve.set_defaults(run=_serve, **(serve_defaults or {}))
+    serve.set_defaults(run=serve_command, **(serve_defaults or {}))
 
     demo = commands.add_parser(
         "demo", help="watch a few mock sessions run through the whole pipeline, then a summary"
@@ -295,7 +144,7 @@ def build_parser(serve_defaults: Mapping[str, Any] | None = None) -> argparse.Ar
     )
     demo.add_argument("--no-metrics", action="store_true", help="do not serve metrics")
     _archive_options(demo)
-    demo.set_defaults(run=_demo)
+    demo.set_defaults(run=demo_command)
 
     bench = commands.add_parser(
         "bench",
@@ -322,7 +171,7 @@ def build_parser(serve_defaults: Mapping[str, Any] | None = None) -> argparse.Ar
         default="both",
         help="event loop(s) to measure (default both)",
     )
-    bench.set_defaults(run=_bench)
+    bench.set_defaults(run=bench_command)
 
     schema = commands.add_parser("schema", help="print the line-protocol JSON schema")
     schema.set_defaults(run=_schema)
