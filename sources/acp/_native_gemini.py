@@ -39,25 +39,19 @@ import orjson
 
 from ...pipeline.driver import Emitted, PromptSent, ReplayItem
 from ...pipeline.events import (
-    CommandInput,
     Diagnostic,
     DiagnosticLevel,
     MessageEnded,
-    NoInput,
-    PathInput,
-    PatternInput,
-    QueryInput,
     RawTool,
     ReasoningDelta,
     TextDelta,
-    ToolInput,
     ToolKind,
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
-    UrlInput,
 )
 from .._timestamps import iso_ns
+from ._native_tools import native_tool_input
 
 __all__ = ["read_gemini_session", "recognizes_gemini_line"]
 
@@ -160,22 +154,6 @@ def _decode(data: bytes, session: _Session) -> None:
             session.line(value)
 
 
-def _tool_input(kind: ToolKind, key: str, args: Mapping[str, Any]) -> ToolInput:
-    value = args.get(key) if key else None
-    if not isinstance(value, str):
-        return NoInput()
-    if kind is ToolKind.EXECUTE:
-        cwd = args.get("dir_path") or args.get("directory")
-        return CommandInput(command=value, cwd=cwd if isinstance(cwd, str) else None)
-    if kind is ToolKind.SEARCH:
-        return PatternInput(value)
-    if key == "query":
-        return QueryInput(value)
-    if kind is ToolKind.FETCH:
-        return UrlInput(value)
-    return PathInput(value)
-
-
 def _tool(call: Mapping[str, Any], status: ToolStatus, output: str | None) -> ToolUpdated:
     name = str(call.get("name") or "tool")
     args = call.get("args")
@@ -188,7 +166,7 @@ def _tool(call: Mapping[str, Any], status: ToolStatus, output: str | None) -> To
             kind=kind,
             title=str(title),
             status=status,
-            input=_tool_input(kind, key, args),
+            input=native_tool_input(kind, key, args, ("dir_path", "directory")),
             output=output,
             raw=RawTool(name=name, input=args),
         )

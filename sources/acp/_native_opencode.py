@@ -30,24 +30,19 @@ import orjson
 from ...pipeline.driver import Emitted, PromptSent, ReplayItem, TurnFinished
 from ...pipeline.events import (
     Cancelled,
-    CommandInput,
     Completed,
     Failed,
     MessageEnded,
-    NoInput,
-    PathInput,
-    PatternInput,
     RawTool,
     ReasoningDelta,
     StopReason,
     TextDelta,
-    ToolInput,
     ToolKind,
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
-    UrlInput,
 )
+from ._native_tools import native_tool_input
 
 __all__ = ["read_opencode_export", "recognizes_opencode_export"]
 
@@ -93,20 +88,6 @@ def _ms_to_ns(info: Mapping[str, Any]) -> int | None:
     return created * 1_000_000 if type(created) is int else None
 
 
-def _tool_input(kind: ToolKind, key: str, args: Mapping[str, Any]) -> ToolInput:
-    value = args.get(key) if key else None
-    if not isinstance(value, str):
-        return NoInput()
-    if kind is ToolKind.EXECUTE:
-        workdir = args.get("workdir")
-        return CommandInput(command=value, cwd=workdir if isinstance(workdir, str) else None)
-    if kind is ToolKind.SEARCH:
-        return PatternInput(value)
-    if kind is ToolKind.FETCH:
-        return UrlInput(value)
-    return PathInput(value)
-
-
 def _tool(part: Mapping[str, Any]) -> ToolUpdated:
     name = str(part.get("tool") or "tool")
     state = part.get("state")
@@ -122,7 +103,7 @@ def _tool(part: Mapping[str, Any]) -> ToolUpdated:
             kind=kind,
             title=str(state.get("title") or name),
             status=status,
-            input=_tool_input(kind, key, args),
+            input=native_tool_input(kind, key, args, ("workdir",)),
             output=output if isinstance(output, str) else None,
             raw=RawTool(name=name, input=args),
         )
