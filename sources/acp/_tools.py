@@ -43,6 +43,7 @@ from ...pipeline.events import (
     ToolUpdate,
     UrlInput,
 )
+from .._tools import first_text
 
 __all__ = ["TerminalText", "ToolBook"]
 
@@ -131,14 +132,6 @@ def _tool_name(fields: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _first_string(raw: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
-    for key in keys:
-        value = raw.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
 def _command(raw: Mapping[str, Any]) -> CommandInput | None:
     command = raw.get("command", raw.get("cmd"))
     if isinstance(command, list) and all(isinstance(part, str) for part in command):
@@ -161,14 +154,14 @@ def _input_of(kind: ToolKind, raw_input: Any, locations: tuple[str, ...]) -> Too
     if isinstance(raw_input, dict):
         if kind is ToolKind.EXECUTE and (command := _command(raw_input)) is not None:
             return command
-        if kind is ToolKind.FETCH and (url := _first_string(raw_input, _URL_KEYS)):
+        if kind is ToolKind.FETCH and (url := first_text(raw_input, *_URL_KEYS)):
             return UrlInput(url)
         if kind is ToolKind.SEARCH:
-            if pattern := _first_string(raw_input, _PATTERN_KEYS):
+            if pattern := first_text(raw_input, *_PATTERN_KEYS):
                 return PatternInput(pattern)
-            if query := _first_string(raw_input, _QUERY_KEYS):
+            if query := first_text(raw_input, *_QUERY_KEYS):
                 return QueryInput(query)
-        if path := _first_string(raw_input, _PATH_KEYS):
+        if path := first_text(raw_input, *_PATH_KEYS):
             return PathInput(path)
         if kind is ToolKind.EXECUTE or "command" in raw_input:
             command = _command(raw_input)

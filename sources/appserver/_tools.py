@@ -26,6 +26,7 @@ from ...pipeline.events import (
     ToolUpdate,
     UrlInput,
 )
+from .._tools import first_text
 
 __all__ = ["tool_snapshot", "usage_tokens"]
 
@@ -50,14 +51,6 @@ def tool_kind(name: str) -> ToolKind:
     return ToolKind.OTHER
 
 
-def _text(arguments: Mapping[str, Any], *keys: str) -> str | None:
-    for key in keys:
-        value = arguments.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
 def tool_input(kind: ToolKind, arguments: Mapping[str, Any]) -> ToolInput:
     readers: dict[ToolKind, tuple[type[Any], tuple[str, ...]]] = {
         ToolKind.READ: (PathInput, ("path", "file_path", "file", "filename")),
@@ -70,17 +63,17 @@ def tool_input(kind: ToolKind, arguments: Mapping[str, Any]) -> ToolInput:
         ToolKind.SUBAGENT: (TextInput, ("prompt", "task", "description")),
     }
     if kind is ToolKind.EXECUTE:
-        command = _text(arguments, "command", "cmd", "script")
+        command = first_text(arguments, "command", "cmd", "script")
         if command is None and isinstance(arguments.get("command"), list):
             command = " ".join(str(part) for part in arguments["command"])
-        cwd = _text(arguments, "cwd", "workdir")
+        cwd = first_text(arguments, "cwd", "workdir")
         return NoInput() if command is None else CommandInput(command=command, cwd=cwd)
-    if kind is ToolKind.FETCH and _text(arguments, "url", "uri") is None:
-        query = _text(arguments, "query")
+    if kind is ToolKind.FETCH and first_text(arguments, "url", "uri") is None:
+        query = first_text(arguments, "query")
         return NoInput() if query is None else QueryInput(query)
     if kind in readers:
         build, keys = readers[kind]
-        value = _text(arguments, *keys)
+        value = first_text(arguments, *keys)
         return NoInput() if value is None else build(value)
     return NoInput()
 

@@ -31,6 +31,7 @@ from ...pipeline.events import (
     ToolUpdate,
     UrlInput,
 )
+from .._tools import first_text
 
 __all__ = [
     "PermissionPrompt",
@@ -64,36 +65,28 @@ def tool_kind(
     return _KINDS.get(name, ToolKind.OTHER)
 
 
-def _text(arguments: Mapping[str, Any], *keys: str) -> str | None:
-    for key in keys:
-        value = arguments.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
 def tool_input(kind: ToolKind | Mcp, arguments: object) -> ToolInput:
     if not isinstance(arguments, Mapping):
         return NoInput()
     match kind:
         case ToolKind.EXECUTE:
-            command = _text(arguments, "command", "cmd", "input")
-            cwd = _text(arguments, "cwd", "workdir")
+            command = first_text(arguments, "command", "cmd", "input")
+            cwd = first_text(arguments, "cwd", "workdir")
             return NoInput() if command is None else CommandInput(command=command, cwd=cwd)
         case ToolKind.READ | ToolKind.EDIT | ToolKind.DELETE | ToolKind.MOVE:
-            path = _text(arguments, "path", "file_path", "filePath", "fileName")
+            path = first_text(arguments, "path", "file_path", "filePath", "fileName")
             return NoInput() if path is None else PathInput(path)
         case ToolKind.SEARCH:
-            pattern = _text(arguments, "pattern", "query", "regex")
+            pattern = first_text(arguments, "pattern", "query", "regex")
             return NoInput() if pattern is None else PatternInput(pattern)
         case ToolKind.FETCH:
-            url = _text(arguments, "url", "uri")
+            url = first_text(arguments, "url", "uri")
             if url is not None:
                 return UrlInput(url)
-            query = _text(arguments, "query")
+            query = first_text(arguments, "query")
             return NoInput() if query is None else QueryInput(query)
         case ToolKind.SUBAGENT | ToolKind.THINK:
-            text = _text(arguments, "prompt", "description", "intent", "thought")
+            text = first_text(arguments, "prompt", "description", "intent", "thought")
             return NoInput() if text is None else TextInput(text)
     return NoInput()
 
@@ -104,7 +97,7 @@ def tool_title(name: str, arguments: object, *hints: object) -> str:
         if isinstance(hint, str) and hint:
             return hint
     if isinstance(arguments, Mapping):
-        described = _text(arguments, "description")
+        described = first_text(arguments, "description")
         if described is not None:
             return described
     return name
