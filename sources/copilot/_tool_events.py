@@ -32,7 +32,6 @@ from ...pipeline.events import (
     PermissionRequest,
     Question,
     QuestionRequest,
-    RawTool,
     TextInput,
     ToolKind,
     ToolOutputDelta,
@@ -40,7 +39,7 @@ from ...pipeline.events import (
     ToolUpdate,
 )
 from ._base import RAW_KEY, Json, NormalizerState, as_str, bad_shape
-from ._tools import permission_tool, tool_input, tool_kind, tool_title
+from ._tools import named_tool, permission_tool, tool_kind, tool_title
 
 __all__ = ["ToolEvents"]
 
@@ -52,14 +51,8 @@ class ToolEvents(NormalizerState):
         title = tool_title(
             name, arguments, request.get("toolTitle"), request.get("intentionSummary")
         )
-        tool = ToolUpdate(
-            id=as_str(request, "toolCallId"),
-            kind=kind,
-            title=title,
-            status=ToolStatus.PENDING,
-            input=tool_input(kind, arguments),
-            raw=RawTool(name=name, input=arguments),
-        )
+        tool_id = as_str(request, "toolCallId")
+        tool = named_tool(tool_id, name, kind, title, ToolStatus.PENDING, arguments)
         return self._tool(event, tool)
 
     # ---- tools -----------------------------------------------------------------
@@ -74,15 +67,8 @@ class ToolEvents(NormalizerState):
         )
         if known is not None and known.kind is ToolKind.SUBAGENT:
             kind = ToolKind.SUBAGENT  # a sub-agent began before its tool call did
-        tool = ToolUpdate(
-            id=tool_id,
-            kind=kind,
-            title=title,
-            status=ToolStatus.RUNNING,
-            input=tool_input(kind, arguments),
-            diffs=() if known is None else known.diffs,
-            raw=RawTool(name=name, input=arguments),
-        )
+        diffs = () if known is None else known.diffs
+        tool = named_tool(tool_id, name, kind, title, ToolStatus.RUNNING, arguments, diffs)
         return [self._tool(event, tool)]
 
     def _tool_partial(self, event: Json, data: Json) -> list[DriverEvent]:

@@ -35,6 +35,7 @@ from .._tools import first_text
 
 __all__ = [
     "PermissionPrompt",
+    "named_tool",
     "permission_tool",
     "session_approval",
     "tool_input",
@@ -89,6 +90,27 @@ def tool_input(kind: ToolKind | Mcp, arguments: object) -> ToolInput:
             text = first_text(arguments, "prompt", "description", "intent", "thought")
             return NoInput() if text is None else TextInput(text)
     return NoInput()
+
+
+def named_tool(
+    tool_id: str,
+    name: str,
+    kind: ToolKind | Mcp,
+    title: str,
+    status: ToolStatus,
+    arguments: object,
+    diffs: tuple[FileDiff, ...] = (),
+) -> ToolUpdate:
+    """A tool Copilot named, its input read from its arguments (which `raw` keeps as given)."""
+    return ToolUpdate(
+        id=tool_id,
+        kind=kind,
+        title=title,
+        status=status,
+        input=tool_input(kind, arguments),
+        diffs=diffs,
+        raw=RawTool(name=name, input=arguments),
+    )
 
 
 def tool_title(name: str, arguments: object, *hints: object) -> str:

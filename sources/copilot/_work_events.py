@@ -39,7 +39,7 @@ from ...pipeline.events import (
     ToolUpdated,
 )
 from ._base import Json, NormalizerState, as_str
-from ._tools import tool_input, tool_kind
+from ._tools import named_tool, tool_kind
 
 __all__ = ["WorkEvents"]
 
@@ -84,14 +84,8 @@ class WorkEvents(NormalizerState):
     def _user_requested(self, event: Json, data: Json) -> list[DriverEvent]:
         name, arguments = as_str(data, "toolName"), data.get("arguments")
         kind = tool_kind(name, "", "")
-        tool = ToolUpdate(
-            id=as_str(data, "toolCallId"),
-            kind=kind,
-            title=name,
-            status=ToolStatus.RUNNING,
-            input=tool_input(kind, arguments),
-            raw=RawTool(name=name, input=arguments),
-        )
+        tool_id = as_str(data, "toolCallId")
+        tool = named_tool(tool_id, name, kind, name, ToolStatus.RUNNING, arguments)
         return [self._tool(event, tool, {"copilot/user_requested": True})]
 
     def _server_tool(self, event: Json, data: Json) -> list[DriverEvent]:
