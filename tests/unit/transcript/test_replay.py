@@ -47,6 +47,7 @@ from corral.pipeline.events import (
 )
 from corral.pipeline.records import Closed, Decision, Opened, SessionFailed, SinkItem
 from corral.sources import claude, codex, copilot
+from corral.sources.acp import _catalog as acp
 from corral.sources.catalog import Catalog, CatalogEntry, NativeTranscripts
 from corral.sources.registry import default_catalog
 
@@ -188,11 +189,13 @@ def test_each_agent_s_format_is_declared_by_its_own_source_package() -> None:
         for entry in default_catalog().entries()
         if (native := entry.native_transcripts) is not None
     }
-    assert set(by_format) == {"claude", "codex", "copilot"}
+    assert set(by_format) == {"claude", "codex", "copilot", "acp", "gemini", "opencode"}
     assert by_format["claude"].read is claude.read_native_transcript
     assert by_format["codex"].read is codex.read_native_transcript
     assert by_format["copilot"].read is copilot.read_native_transcript
     assert NativeReaders().get("codex") is codex.read_native_transcript
+    for declared_by_acp in ("acp", "gemini", "opencode"):  # ACP agents' formats: sources/acp/
+        assert by_format[declared_by_acp] is acp.NATIVE_TRANSCRIPTS[declared_by_acp]
 
 
 def _never_launched(*args: object) -> Driver:
