@@ -42,7 +42,7 @@ CASES: dict[str, tuple[str, str]] = {
     "curl_user": ("curl -u admin:" + "hunter2-xyz" + " https://api.example.com", "hunter2-xyz"),
     "aws_secret_key": ("aws_secret_access_key: " + B64_40, B64_40),
     "aws_key_pair": (f"{AWS_ID} {B64_40}", B64_40),
-    "npm_token": ("//registry.npmjs.org/:_authToken=" + "npm_" + ALNUM36, ALNUM36),
+    "npm_token": ("//npm.example.com/:_authToken=" + "npm_" + ALNUM36, ALNUM36),
     "pypi_token": ("password = " + "pypi-" + PYPI_BODY, PYPI_BODY),
     "sendgrid_key": (
         "key SG" + ".ngeVfQFYQlKU0ufo8x5d1A" + ".TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr",
