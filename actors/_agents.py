@@ -177,6 +177,6 @@ async def _version_probe(
         raise CorralError(
             ErrorKind.HANDSHAKE_TIMEOUT, f"{entry.name} did not print its version in time"
         ) from None
-    text = out.decode("utf-8", "replace").strip().splitlines()
-    version = text[0].strip() if text else None
+    first = out.decode("utf-8", "replace").strip().split("\n", 1)[0].strip()
+    version = first or None
     return attrs.evolve(entry.details, version=version)

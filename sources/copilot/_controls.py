@@ -125,7 +125,8 @@ def plan_from(method: str, result: object) -> Emitted | None:
         return Emitted(kind=PlanUpdated(tuple(_todo(row) for row in rows if _todo_text(row))))
     content = result.get("content") if result.get("exists") is True else ""
     text = content if isinstance(content, str) else ""
-    entries = tuple(_plan_entry(line) for line in text.splitlines() if _ITEM.match(line))
+    lines = text.replace("\r\n", "\n").split("\n")  # never splitlines(): U+2028 is text
+    entries = tuple(_plan_entry(line) for line in lines if _ITEM.match(line))
     return Emitted(kind=PlanUpdated(entries), extensions={"copilot/plan": text})
 
 
