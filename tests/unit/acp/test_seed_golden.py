@@ -22,22 +22,15 @@ from pathlib import Path
 import attrs
 import orjson
 import pytest
-from corral.actors.engine import Engine
-from corral.pipeline.driver import DriverEvent, Emitted, Handshake, TurnBegan
+from corral.pipeline.driver import DriverEvent, Emitted
 from corral.pipeline.events import (
-    AgentDetails,
-    AgentInstallation,
-    Capabilities,
-    Capability,
-    Event,
-    InstallationSource,
     StopReason,
     stop_to_wire,
 )
-from corral.sources.acp import AcpReplay
 from corral.sources.acp._translate import Translator
 
 from tests.support.schema import check
+from tests.unit.acp.test_golden import replay, through_engine
 
 SEED_FIXTURES = Path(__file__).parents[2] / "fixtures" / "acp" / "seed"
 SEED = Path(__file__).parents[3] / "pipeline" / "schema" / "acp-moonacp-reference.txt"
@@ -105,34 +98,6 @@ def describe(event: DriverEvent) -> object:
         if name not in _MARKERS and value is not None
     }
     return {type(event).__name__: orjson.loads(orjson.dumps(fields, default=_plain))}
-
-
-def replay(data: bytes, *, chunk: int | None = None) -> list[DriverEvent]:
-    wire = AcpReplay()
-    events: list[DriverEvent] = []
-    step = chunk or len(data) or 1
-    for start in range(0, len(data), step):
-        events += wire.feed(data[start : start + step])
-    return events + wire.end()
-
-
-def through_engine(driver_events: list[DriverEvent]) -> list[Event]:
-    engine = Engine(
-        session_id="s1",
-        agent=AgentInstallation(
-            id="acp", name="ACP", executable_path="/bin/acp", source=InstallationSource.PATH
-        ),
-        handshake=Handshake(
-            details=AgentDetails(capabilities=Capabilities(features=frozenset(Capability)))
-        ),
-        clock=lambda: 1000.0,
-        wall_clock_ns=lambda: 0,
-    )
-    for event in driver_events:
-        if isinstance(event, TurnBegan) and engine.turn is None:
-            engine.prompt("replayed prompt")
-        engine.on_driver_event(event)
-    return [item for item in engine.outbox if isinstance(item, Event)]
 
 
 def load(name: str) -> bytes:
