@@ -40,6 +40,7 @@ from ..pipeline.events import (
     TurnEnded,
     TurnStarted,
 )
+from ..pipeline.extensions import marked_decision
 
 __all__ = ["Renderer", "SessionTally"]
 
@@ -73,7 +74,7 @@ class SessionTally:
             case ToolUpdated(tool=tool) if tool.status is ToolStatus.COMPLETED:
                 self.tools += 1
             case RequestClosed():
-                who = event.extensions.get("corral/decision", {}).get("decided_by", "?")
+                who = str((marked_decision(event) or {}).get("decided_by", "?"))
                 self.decisions[who] = self.decisions.get(who, 0) + 1
             case ContextUsage(used_tokens=used, cost_usd=cost):
                 self.tokens = used
@@ -163,12 +164,12 @@ class Renderer:
             case PlanUpdated(entries=entries):
                 return "plan: " + "  ".join(f"{_PLAN[e.status]} {e.text}" for e in entries), False
             case RequestOpened(request=request):
-                decided = event.extensions.get("corral/decision")
+                decided = marked_decision(event)
                 if decided is not None:
                     return f"? {request.id} decided by {decided['decided_by']}", False
                 return f"? permission asked: {request.id}", False
             case RequestClosed(request_id=rid):
-                decided = event.extensions.get("corral/decision", {})
+                decided = marked_decision(event) or {}
                 return f"✔ {rid}: {decided.get('decision')} by {decided.get('decided_by')}", False
             case ContextUsage(used_tokens=used, cost_usd=cost):
                 return f"Σ {used:,} tokens in context, ${cost or 0:.4f}", True

@@ -24,6 +24,7 @@ from ..pipeline.events import (
     RequestOpened,
     TurnEnded,
 )
+from ..pipeline.extensions import marked_decision
 from ..sinks._color import use_color
 from ..sinks.metrics import Metrics
 from ..sinks.transcript import Archive, TranscriptSettings
@@ -78,7 +79,7 @@ async def _watch(
         tally.add(event)
         match event.kind:
             case RequestOpened(request=PermissionRequest(id=request_id)) if (
-                "corral/decision" not in event.extensions
+                marked_decision(event) is None
             ):
                 render.note(session.id, agent, "the app answers: AllowOnce")
                 await session.answer(request_id, PermissionAnswer(PermissionChoice.ALLOW_ONCE))

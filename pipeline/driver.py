@@ -23,8 +23,8 @@ What corral itself reads off an event travels in typed fields (`tokens`,
 own keys (`<source>/...`: raw frames, the agent's extras), passed to the app
 as they are. The engine writes the typed fields into the event's
 `extensions` (`corral/tokens`, `corral/model`, `corral/decode_error`,
-`corral/unknown_frame`) in one place, where it emits the event
-(`actors/engine/_output.py`).
+`corral/unknown_frame`) where it emits the event, through
+`pipeline/extensions.py`, which is also where the sinks read them back.
 """
 
 from __future__ import annotations

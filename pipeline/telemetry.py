@@ -7,7 +7,8 @@ so a driver never needs to ask whether anyone listens.
 
 Conventions that ride on events instead (so they reach every sink); a
 driver fills typed fields of `Emitted` (`pipeline/driver.py`) and the
-engine writes them as these `extensions` keys where it emits the event:
+engine writes them as these `extensions` keys where it emits the event
+(`pipeline/extensions.py` writes and reads every `corral/*` key):
 - unknown frames: an Info `Diagnostic` with the raw frame under
   `extensions["<source>/raw_frame"]` and `extensions["corral/unknown_frame"]`
   set to the frame's type (`Emitted.unknown_frame`);

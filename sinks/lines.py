@@ -47,6 +47,7 @@ from ..pipeline.events import (
     TurnEnded,
     TurnStarted,
 )
+from ..pipeline.extensions import decision_mark
 from ..pipeline.records import Closed, SessionFailed, SinkItem
 from ..pipeline.wakeup import Wakeup
 from ..pipeline.wire import closed_line, event_line, session_error_line
@@ -194,7 +195,7 @@ class SessionTail:
         ending: list[tuple[EventKind, TurnContext | None, dict[str, Any]]] = []
         for request_id, context in self.requests.items():
             decision = {"request_id": request_id, "decision": "cancelled", "decided_by": "shutdown"}
-            ending.append((RequestClosed(request_id), context, {"corral/decision": decision}))
+            ending.append((RequestClosed(request_id), context, decision_mark(decision)))
         if self.turn is not None:
             ending.append((TurnEnded(stop=Failed(message=error.message)), self.turn, {}))
         if self.status is not SessionStatus.IDLE:

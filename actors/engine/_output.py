@@ -20,35 +20,11 @@ from collections.abc import Callable, Mapping
 from ...pipeline.driver import DriverCommand, Emitted
 from ...pipeline.errors import CorralError
 from ...pipeline.events import Event, EventKind, SessionInfo, SystemTime, TurnContext
+from ...pipeline.extensions import wire_extensions
 from ...pipeline.records import Closed, CloseReason, Opened, Prompted, SessionFailed, SinkItem
 from ._state import QueuedPrompt
 
-__all__ = ["Output", "wire_extensions"]
-
-
-def wire_extensions(said: Emitted | None, extra: Mapping[str, object] | None) -> dict[str, object]:
-    """An event's `extensions`: the driver's typed fields as `corral/*` keys, its own, the engine's.
-
-    The one place the typed fields become the keys the app has always read:
-    `corral/decode_error` (a `ProblemKind`), `corral/tokens` (the counts
-    reported, by name), `corral/model`, the source's own keys, the engine's
-    marks, then `corral/unknown_frame` (the frame's type).
-    """
-    if said is None:
-        return {} if extra is None else dict(extra)
-    extensions: dict[str, object] = {}
-    if said.problem is not None:
-        extensions["corral/decode_error"] = said.problem.value
-    if said.tokens is not None:
-        extensions["corral/tokens"] = said.tokens.counts()
-    if said.model is not None:
-        extensions["corral/model"] = said.model
-    extensions.update(said.extensions)
-    if extra:
-        extensions.update(extra)
-    if said.unknown_frame is not None:
-        extensions["corral/unknown_frame"] = said.unknown_frame
-    return extensions
+__all__ = ["Output"]
 
 
 class Output:

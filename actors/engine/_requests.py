@@ -38,6 +38,7 @@ from ...pipeline.events import (
     RequestOpened,
     ToolUpdated,
 )
+from ...pipeline.extensions import decision_mark
 from ...pipeline.policy import Decide, Policy, PolicyContext, decision_name
 from ...pipeline.records import Decider, Decision, Outcome
 from ._answers import refusal
@@ -151,14 +152,14 @@ class Requests:
         self.closed.add(request.id)
         decision = self._decision(request, decision_name(verdict.answer), verdict.decided_by, 0.0)
         if self._show_auto_decisions:
-            marked = {**asked.extensions, "corral/decision": decision.to_wire()}
+            marked = {**asked.extensions, **decision_mark(decision.to_wire())}
             self._turns.emit(
                 RequestOpened(request), parent_tool_id=asked.parent_tool_id, extensions=marked
             )
             self._turns.emit(
                 RequestClosed(request.id),
                 parent_tool_id=asked.parent_tool_id,
-                extensions={"corral/decision": decision.to_wire()},
+                extensions=decision_mark(decision.to_wire()),
             )
         self._out.record(decision)
 
@@ -226,7 +227,7 @@ class Requests:
             RequestClosed(request.id),
             in_turn=in_turn,
             parent_tool_id=open_request.parent_tool_id,
-            extensions={"corral/decision": record.to_wire()},
+            extensions=decision_mark(record.to_wire()),
         )
         self._out.record(record)
         self._turns.touch()  # an answer re-arms the quiet window

@@ -17,17 +17,17 @@ counted when the stream ends, including when it ends without `Closed`
 (the session crashed, or its task was cancelled); such a session ends with
 outcome "aborted".
 
-Conventions read from events (pipeline/telemetry.py): `ContextUsage`
-carries `corral/tokens` (tokens used since the previous report) and
-`corral/model`; `cost_usd` is the session's running total, so the counter
-adds each increase (a drop means the agent restarted its count: the new
-value is counted whole, as Prometheus treats counter resets).
+What an event reports beside its kind (tokens used since the previous
+report, the model, whether corral decided a request) is read through
+`pipeline/extensions.py`, never off the dictionary. `cost_usd` is the
+session's running total, so the counter adds each increase (a drop
+means the agent restarted its count: the new value is counted whole, as
+Prometheus treats counter resets).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ...pipeline.channels import Channel
 from ...pipeline.events import (
@@ -53,6 +53,7 @@ from ...pipeline.events import (
     TurnStarted,
     UserMessage,
 )
+from ...pipeline.extensions import marked_decision, reported_model, reported_tokens
 from ...pipeline.records import Closed, Decision, Opened, SessionFailed, SinkItem
 from ._families import Families
 from ._labels import (
@@ -68,7 +69,6 @@ from ._labels import (
 
 __all__ = ["MetricsSink", "SessionMetrics"]
 
-TOKEN_TYPES = ("input", "output", "cache_read", "cache_write", "reasoning")
 _OUTPUT_KINDS: frozenset[type] = frozenset(
     {TextDelta, ReasoningDelta, ToolUpdated, ToolOutputDelta, PlanUpdated, RequestOpened}
 )
@@ -198,7 +198,7 @@ class SessionMetrics:
             case RequestOpened(request=request):
                 self._request_opened(event, request)
             case ContextUsage():
-                self._usage(kind, event.extensions)
+                self._usage(kind, event)
             case StatusChanged(status=status):
                 if self._status is not None:
                     self._m.sessions_in_status.add((self._agent, self._status), -1)
@@ -271,7 +271,7 @@ class SessionMetrics:
     # ---- requests ------------------------------------------------------------
 
     def _request_opened(self, event: Event, request: object) -> None:
-        if "corral/decision" in event.extensions:
+        if marked_decision(event) is not None:
             return  # decided by corral and only shown: counted with its Decision
         if isinstance(request, PermissionRequest):
             request_kind, tool_kind = "Permission", _tool_kind(request.tool)
@@ -303,15 +303,14 @@ class SessionMetrics:
 
     # ---- usage ---------------------------------------------------------------
 
-    def _usage(self, usage: ContextUsage, extensions: dict[str, Any]) -> None:
-        model = extensions.get("corral/model")
-        if isinstance(model, str) and model:
+    def _usage(self, usage: ContextUsage, event: Event) -> None:
+        model = reported_model(event)
+        if model is not None:
             self._model = self._models(model)
-        tokens = extensions.get("corral/tokens")
-        if isinstance(tokens, dict):
-            for token_type in TOKEN_TYPES:
-                count = tokens.get(token_type)
-                if isinstance(count, int | float) and not isinstance(count, bool) and count > 0:
+        tokens = reported_tokens(event)
+        if tokens is not None:
+            for token_type, count in tokens.counts().items():
+                if count > 0:
                     self._m.tokens.inc((self._agent, self._model, token_type), float(count))
         if usage.cost_usd is not None and usage.cost_usd >= 0:
             spent = usage.cost_usd - self._cost if usage.cost_usd >= self._cost else usage.cost_usd

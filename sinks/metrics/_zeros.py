@@ -25,6 +25,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Iterable, Sequence
 
+from ...pipeline.driver import TOKEN_NAMES
 from ...pipeline.errors import ErrorKind
 from ...pipeline.events import DiagnosticLevel, EventKind, SessionStatus
 from ...pipeline.rules import GUARD_IDS
@@ -51,7 +52,6 @@ DECIDED_BY = (
 )
 _STOPS = ("Completed", "Failed", "Cancelled", "Refused")
 _TOOL_ENDS = ("Completed", "Failed", "Cancelled", "Unfinished")
-_TOKEN_TYPES = ("input", "output", "cache_read", "cache_write", "reasoning")
 _LINE_TYPES = ("hello", "reply", "error", "event", "session_error", "closed")
 
 
@@ -68,7 +68,7 @@ def _values(agents: Sequence[str]) -> dict[str, Sequence[str]]:
         "tool_kind": sorted(TOOL_KINDS),
         "decision": sorted(DECISIONS),
         "decided_by": DECIDED_BY,
-        "type": _TOKEN_TYPES,
+        "type": TOKEN_NAMES,
         "model": ("unknown",),
         "exit": ("clean", "error", "signal", "unknown"),
         "direction": ("in", "out"),

@@ -8,8 +8,11 @@ the words the wire and the transcript have always used.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
-from corral.actors.engine import wire_extensions
+from corral.pipeline import extensions
 from corral.pipeline.driver import Emitted, ProblemKind, TokenCount, WireFailed
 from corral.pipeline.errors import ErrorKind
 from corral.pipeline.events import (
@@ -19,7 +22,16 @@ from corral.pipeline.events import (
     PermissionAnswer,
     PermissionChoice,
     QuestionsAnswer,
+    RequestClosed,
     SystemTime,
+)
+from corral.pipeline.events import Event as AppEvent
+from corral.pipeline.extensions import (
+    decision_mark,
+    marked_decision,
+    reported_model,
+    reported_tokens,
+    wire_extensions,
 )
 from corral.pipeline.policy import decision_name
 from corral.pipeline.records import Closed, CloseReason, Decider, Decision, Outcome
@@ -85,3 +97,48 @@ def test_the_engine_writes_the_typed_fields_as_the_corral_keys_the_app_reads() -
         "corral/unknown_frame": "a/b",
     }
     assert wire_extensions(None, None) == {}
+
+
+def test_the_sinks_read_back_what_the_engine_wrote_and_nothing_malformed() -> None:
+    said = Emitted(kind=ContextUsage(used_tokens=5), tokens=TokenCount(input=4), model="m1")
+    event = _event(ContextUsage(used_tokens=5), wire_extensions(said, None))
+    assert reported_tokens(event) == TokenCount(input=4)
+    assert reported_model(event) == "m1"
+    assert marked_decision(event) is None
+    # read back from a file written by anything: wrong shapes are not numbers
+    odd = _event(
+        ContextUsage(used_tokens=5),
+        {"corral/tokens": {"input": "4", "output": True, "reasoning": 2}, "corral/model": ""},
+    )
+    assert reported_tokens(odd) == TokenCount(reasoning=2)
+    assert reported_model(odd) is None
+    assert reported_tokens(_event(ContextUsage(used_tokens=5), {"corral/tokens": [4]})) is None
+    decided = _event(RequestClosed("r1"), decision_mark({"decided_by": "app"}))
+    assert marked_decision(decided) == {"decided_by": "app"}
+
+
+def test_no_sink_or_actor_spells_a_corral_key_itself() -> None:
+    """The `corral/*` keys are written and read in `pipeline/extensions.py` only."""
+    root = Path(extensions.__file__).resolve().parent.parent
+    keys = {
+        f"corral/{key}" for key in ("tokens", "model", "decision", "unknown_frame", "decode_error")
+    }
+    spelled = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for folder in ("actors", "sinks", "pipeline")
+        for path in sorted((root / folder).rglob("*.py"))
+        if path.name != "extensions.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and node.value in keys
+    ]
+    assert spelled == []
+
+
+def _event(kind: object, extensions: dict[str, object]) -> AppEvent:
+    return AppEvent(
+        sequence=1,
+        session_id="s1",
+        kind=kind,  # type: ignore[arg-type]
+        occurred_at=SystemTime(0, 0),
+        extensions=extensions,
+    )

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from corral.actors.engine import wire_extensions
 from corral.pipeline.driver import (
     Compact,
     Configure,
@@ -39,6 +38,7 @@ from corral.pipeline.events import (
     RequestOpened,
     answer_from_wire,
 )
+from corral.pipeline.extensions import wire_extensions
 from corral.sources.claude import ClaudeProtocol
 
 from tests.support.schema import check

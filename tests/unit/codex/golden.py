@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from corral.actors.engine import Engine, wire_extensions
+from corral.actors.engine import Engine
 from corral.pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from corral.pipeline.driver import (
     AgentExited,
@@ -54,6 +54,7 @@ from corral.pipeline.events import (
     RequestOpened,
     stop_to_wire,
 )
+from corral.pipeline.extensions import wire_extensions
 from corral.sources.codex import AppServerNormalizer, EventMsgNormalizer, RolloutReader
 from corral.sources.codex._catalog import details_for
 

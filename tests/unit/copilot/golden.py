@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from corral.actors.engine import wire_extensions
 from corral.pipeline.driver import Emitted, RequestAsked
 from corral.pipeline.events import RequestOpened
+from corral.pipeline.extensions import wire_extensions
 
 from tests.support.schema import check
 
