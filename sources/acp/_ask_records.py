@@ -2,7 +2,8 @@
 
 Kept apart from `_asks.py`, which holds the bookkeeping (`Asks`): here are
 only the frozen records of what one ask was when it opened (the tool as the
-policy judged it, the file as `_fs` judged it, the command as parsed), a
+policy judged it, the command as parsed; a file ask is kept as the
+`ReadFile` / `WriteFile` an allow performs, its tool still pending), a
 command grant, the reading of an ACP permission request's options, and the
 `ReplyError` a refused or withdrawn file or command ask answers with. Pure
 data and pure functions; no I/O.
@@ -15,10 +16,9 @@ from collections.abc import Mapping
 import attrs
 
 from ...pipeline.events import PermissionChoice, ToolStatus, ToolUpdate
-from ._actions import ReplyError
+from ._actions import ReadFile, ReplyError, WriteFile
 from ._elicit import Form
 from ._frames import REQUEST_CANCELLED
-from ._fs import Judged
 from ._terminal import CommandSpec
 
 __all__ = [
@@ -26,8 +26,6 @@ __all__ = [
     "OpenCommand",
     "OpenElicit",
     "OpenPermission",
-    "OpenRead",
-    "OpenWrite",
     "offered_choices",
     "refused",
     "refused_command",
@@ -48,23 +46,6 @@ class OpenPermission:
     option_ids: Mapping[PermissionChoice, str]
     tool_id: str
     judged: ToolUpdate  # the tool as the policy saw it
-
-
-@attrs.frozen(kw_only=True)
-class OpenWrite:
-    rpc_id: int | str
-    judged: Judged
-    content: str
-    tool: ToolUpdate
-
-
-@attrs.frozen(kw_only=True)
-class OpenRead:
-    rpc_id: int | str
-    judged: Judged
-    line: int | None
-    limit: int | None
-    tool: ToolUpdate
 
 
 @attrs.frozen(kw_only=True)
@@ -103,9 +84,9 @@ def what_was_judged(tool: ToolUpdate) -> tuple[object, ...]:
     return (tool.kind, tool.title, tool.input, raw, tool.diffs, tool.locations)
 
 
-def refused(asked: OpenWrite | OpenRead, how: str, why: str | None = None) -> ReplyError:
+def refused(asked: WriteFile | ReadFile, how: str, why: str | None = None) -> ReplyError:
     tool = attrs.evolve(asked.tool, status=ToolStatus.CANCELLED)
-    verb = "writing" if isinstance(asked, OpenWrite) else "reading"
+    verb = "writing" if isinstance(asked, WriteFile) else "reading"
     message = f"{verb} {asked.judged.path} was {how}" + (f": {why}" if why else "")
     return ReplyError(asked.rpc_id, REQUEST_CANCELLED, message, tool)
 

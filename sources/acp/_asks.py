@@ -78,8 +78,6 @@ from ._ask_records import (
     OpenCommand,
     OpenElicit,
     OpenPermission,
-    OpenRead,
-    OpenWrite,
     offered_choices,
     refused,
     refused_command,
@@ -112,7 +110,7 @@ _NOT_AUTOMATIC = (PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE)
 class Asks:
     def __init__(self, tools: ToolBook) -> None:
         self._tools = tools
-        self._open: dict[str, OpenPermission | OpenWrite | OpenRead | OpenCommand | OpenElicit] = {}
+        self._open: dict[str, OpenPermission | WriteFile | ReadFile | OpenCommand | OpenElicit] = {}
         self._count = 0
         self._grants: deque[Grant] = deque(maxlen=_MAX_GRANTS)
 
@@ -170,28 +168,12 @@ class Asks:
     ) -> list[DriverEvent]:
         """`fs/read_text_file` beneath the session dir → a Read permission request."""
         request_id = self._next_id("read-")
-        tool = ToolUpdate(
-            id=f"fs-{request_id}",
-            kind=ToolKind.READ,
-            title=f"Read {judged.path}",
-            status=ToolStatus.PENDING,
-            input=PathInput(judged.path),
-            locations=(judged.path,),
-            raw=RawTool(
-                name="fs/read_text_file",
-                input={"path": judged.path, "line": line, "limit": limit},
-            ),
+        raw = RawTool(
+            name="fs/read_text_file", input={"path": judged.path, "line": line, "limit": limit}
         )
-        self._open[request_id] = OpenRead(
-            rpc_id=rpc_id, judged=judged, line=line, limit=limit, tool=tool
-        )
-        request = PermissionRequest(
-            id=request_id,
-            tool=tool,
-            options=_ONCE,
-            detail="the agent asks corral to read this file",
-        )
-        return [RequestAsked(request=request)]
+        tool = _fs_tool(request_id, ToolKind.READ, "Read", judged.path, raw=raw)
+        read = ReadFile(rpc_id=rpc_id, judged=judged, line=line, limit=limit, tool=tool)
+        return self._ask_file(request_id, read, "the agent asks corral to read this file")
 
     def write(
         self,
@@ -205,22 +187,16 @@ class Asks:
         """`fs/write_text_file` beneath the session dir → an Edit permission request."""
         judged = judged if judged is not None else Judged(path=path, file=None, text=old_text)
         request_id = self._next_id("write-")
-        tool = ToolUpdate(
-            id=f"fs-{request_id}",
-            kind=ToolKind.EDIT,
-            title=f"Write {judged.path}",
-            status=ToolStatus.PENDING,
-            input=PathInput(judged.path),
-            diffs=(FileDiff(path=judged.path, old_text=judged.text, new_text=content),),
-            locations=(judged.path,),
-        )
-        self._open[request_id] = OpenWrite(rpc_id=rpc_id, judged=judged, content=content, tool=tool)
-        request = PermissionRequest(
-            id=request_id,
-            tool=tool,
-            options=_ONCE,
-            detail="the agent asks corral to write this file",
-        )
+        diff = FileDiff(path=judged.path, old_text=judged.text, new_text=content)
+        tool = _fs_tool(request_id, ToolKind.EDIT, "Write", judged.path, diffs=(diff,))
+        write = WriteFile(rpc_id=rpc_id, judged=judged, content=content, tool=tool)
+        return self._ask_file(request_id, write, "the agent asks corral to write this file")
+
+    def _ask_file(
+        self, request_id: str, ask: ReadFile | WriteFile, detail: str
+    ) -> list[DriverEvent]:
+        self._open[request_id] = ask
+        request = PermissionRequest(id=request_id, tool=ask.tool, options=_ONCE, detail=detail)
         return [RequestAsked(request=request)]
 
     def command(self, rpc_id: int | str, spec: CommandSpec) -> RunCommand | list[DriverEvent]:
@@ -287,20 +263,8 @@ class Asks:
                 return RunCommand(rpc_id=asked.rpc_id, spec=asked.spec, tool=tool)
             case OpenCommand():
                 return refused_command(asked, message or "denied by corral's permission policy")
-            case OpenRead() if allows:
-                tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
-                return ReadFile(
-                    rpc_id=asked.rpc_id,
-                    judged=asked.judged,
-                    line=asked.line,
-                    limit=asked.limit,
-                    tool=tool,
-                )
-            case OpenWrite() if allows:
-                tool = attrs.evolve(asked.tool, status=ToolStatus.RUNNING)
-                return WriteFile(
-                    rpc_id=asked.rpc_id, judged=asked.judged, content=asked.content, tool=tool
-                )
+            case ReadFile() | WriteFile() if allows:
+                return attrs.evolve(asked, tool=attrs.evolve(asked.tool, status=ToolStatus.RUNNING))
         return refused(asked, "denied", message)
 
     def _permission_answer(
@@ -336,7 +300,7 @@ class Asks:
         """Replay: the recorded wire shows how a request of the agent was answered."""
         for request_id, asked in list(self._open.items()):
             if (
-                isinstance(asked, OpenCommand | OpenRead | OpenWrite | OpenElicit)
+                isinstance(asked, OpenCommand | ReadFile | WriteFile | OpenElicit)
                 and asked.rpc_id == rpc_id
             ):
                 del self._open[request_id]  # it was served or refused
@@ -364,3 +328,24 @@ class Asks:
         if isinstance(asked, OpenCommand):
             return refused_command(asked, "the request was withdrawn (cancel, turn end or close)")
         return refused(asked, "cancelled")
+
+
+def _fs_tool(
+    request_id: str,
+    kind: ToolKind,
+    verb: str,
+    path: str,
+    raw: RawTool | None = None,
+    diffs: tuple[FileDiff, ...] = (),
+) -> ToolUpdate:
+    """The pending tool of a file the agent asks corral to read or write."""
+    return ToolUpdate(
+        id=f"fs-{request_id}",
+        kind=kind,
+        title=f"{verb} {path}",
+        status=ToolStatus.PENDING,
+        input=PathInput(path),
+        diffs=diffs,
+        locations=(path,),
+        raw=raw,
+    )

@@ -31,6 +31,7 @@ import attrs
 
 from ...pipeline.driver import ConfigApplied, DriverEvent, InfoChanged
 from ...pipeline.events import ConfigChoice, ConfigOption, ConfigValue
+from .._choices import choice_of, choices_of
 
 __all__ = ["MODEL_OPTION", "MODE_OPTION", "Settings"]
 
@@ -63,25 +64,13 @@ def _self_approving(option: str, category: str | None, value: str) -> bool:
     return is_mode and value.rpartition("#")[2] in _SELF_APPROVING_MODES
 
 
-def _choice(raw: object) -> ConfigChoice | None:
-    if not isinstance(raw, dict) or not isinstance(raw.get("value"), str):
-        return None
-    name = raw.get("name")
-    description = raw.get("description")
-    return ConfigChoice(
-        value=raw["value"],
-        label=name if isinstance(name, str) else raw["value"],
-        description=description if isinstance(description, str) else None,
-    )
-
-
 def _choices(raw: object) -> tuple[ConfigChoice, ...]:
     """Select values, flattening grouped options."""
     out: list[ConfigChoice] = []
     for item in raw if isinstance(raw, list) else []:
         if isinstance(item, dict) and isinstance(item.get("options"), list):
             out.extend(_choices(item["options"]))
-        elif (choice := _choice(item)) is not None:
+        elif (choice := choice_of(item, "value", "name")) is not None:
             out.append(choice)
     return tuple(out)
 
@@ -115,64 +104,37 @@ def config_option(raw: object) -> ConfigOption | None:
     )
 
 
-def mode_option(raw: object) -> ConfigOption | None:
-    """The legacy `modes` state as one select option."""
+def _select(
+    raw: object, option_id: str, name: str, keys: tuple[str, str, str]
+) -> ConfigOption | None:
+    """The legacy `modes` or the unstable `models` state as one select option."""
     if not isinstance(raw, dict):
         return None
-    choices = []
-    for mode in raw.get("availableModes") or []:
-        if not isinstance(mode, dict) or not isinstance(mode.get("id"), str):
-            continue
-        if _self_approving(MODE_OPTION, "mode", mode["id"]):
-            continue
-        name, description = mode.get("name"), mode.get("description")
-        choices.append(
-            ConfigChoice(
-                value=mode["id"],
-                label=name if isinstance(name, str) else mode["id"],
-                description=description if isinstance(description, str) else None,
-            )
-        )
+    listed, value_key, current_key = keys
+    choices = [
+        choice
+        for choice in choices_of(raw.get(listed), value_key, "name")
+        if not _self_approving(option_id, option_id, choice.value)
+    ]
     if not choices:
         return None
-    current = raw.get("currentModeId")
+    current = raw.get(current_key)
     return ConfigOption(
-        id=MODE_OPTION,
-        name="Mode",
+        id=option_id,
+        name=name,
         live=True,
-        category="mode",
+        category=option_id,
         choices=tuple(choices),
         current=current if isinstance(current, str) else None,
     )
+
+
+def mode_option(raw: object) -> ConfigOption | None:
+    return _select(raw, MODE_OPTION, "Mode", ("availableModes", "id", "currentModeId"))
 
 
 def model_option(raw: object) -> ConfigOption | None:
-    """The unstable `models` state as one select option."""
-    if not isinstance(raw, dict):
-        return None
-    choices = []
-    for model in raw.get("availableModels") or []:
-        if not isinstance(model, dict) or not isinstance(model.get("modelId"), str):
-            continue
-        name, description = model.get("name"), model.get("description")
-        choices.append(
-            ConfigChoice(
-                value=model["modelId"],
-                label=name if isinstance(name, str) else model["modelId"],
-                description=description if isinstance(description, str) else None,
-            )
-        )
-    if not choices:
-        return None
-    current = raw.get("currentModelId")
-    return ConfigOption(
-        id=MODEL_OPTION,
-        name="Model",
-        live=True,
-        category="model",
-        choices=tuple(choices),
-        current=current if isinstance(current, str) else None,
-    )
+    return _select(raw, MODEL_OPTION, "Model", ("availableModels", "modelId", "currentModelId"))
 
 
 def _has(options: Mapping[str, ConfigOption], option_id: str) -> bool:

@@ -57,13 +57,13 @@ from ...pipeline.events import (
     PlanUpdated,
     ReasoningDelta,
     Refused,
-    SlashCommand,
     StopReason,
     TextDelta,
     ToolUpdated,
     UserMessage,
 )
 from ...pipeline.fidelity import DECLINED
+from .._choices import slash_commands
 from ._asks import Asks
 from ._frames import raw_diagnostic
 from ._notices import Compactions, notice
@@ -115,22 +115,9 @@ def _plan_entries(raw_entries: object) -> PlanUpdated:
     return PlanUpdated(tuple(entries))
 
 
-def _commands(raw_commands: object) -> tuple[SlashCommand, ...]:
-    commands = []
-    for command in raw_commands if isinstance(raw_commands, list) else []:
-        if not isinstance(command, dict) or not isinstance(command.get("name"), str):
-            continue
-        hint = command.get("input")
-        hint = hint.get("hint") if isinstance(hint, dict) else None
-        description = command.get("description")
-        commands.append(
-            SlashCommand(
-                name=command["name"],
-                description=description if isinstance(description, str) else "",
-                input_hint=hint if isinstance(hint, str) else None,
-            )
-        )
-    return tuple(commands)
+def _input_hint(command: dict[str, Any]) -> object:
+    hint = command.get("input")
+    return hint.get("hint") if isinstance(hint, dict) else None
 
 
 def _meta_usage(meta: object, window: tuple[int, int] | None) -> Emitted | None:
@@ -246,7 +233,11 @@ class Translator:
             case "plan_update" | "plan_removed":
                 return self._plan_update(kind, update)
             case "available_commands_update":
-                return [InfoChanged(commands=_commands(update.get("availableCommands")))]
+                return [
+                    InfoChanged(
+                        commands=slash_commands(update.get("availableCommands"), _input_hint)
+                    )
+                ]
             case "current_mode_update":
                 return self.settings.mode_changed(update.get("currentModeId"))
             case "config_option_update":

@@ -12,20 +12,11 @@
 
 from __future__ import annotations
 
-from ...pipeline.driver import Driver, LaunchSpec
-from ...pipeline.events import AgentInstallation
-from ...pipeline.telemetry import SessionTelemetry
 from ..catalog import CatalogEntry
 from ._details import appserver_details
 from ._driver import AppServerDriver
 
 __all__ = ["agent_entry", "catalog_entry"]
-
-
-def _driver(
-    installation: AgentInstallation, spec: LaunchSpec, telemetry: SessionTelemetry
-) -> Driver:
-    return AppServerDriver(installation, spec, telemetry)
 
 
 def catalog_entry() -> CatalogEntry:
@@ -34,7 +25,7 @@ def catalog_entry() -> CatalogEntry:
         name="App-server agent",
         executable="",
         install_hint='name the agent with {"appserver": {"name", "path", "args"}}',
-        make_driver=_driver,
+        make_driver=AppServerDriver,
         details=appserver_details(),
         wire_only=True,
     )
@@ -54,7 +45,7 @@ def agent_entry(
         name=name,
         executable=executable,
         install_hint=install_hint,
-        make_driver=_driver,
+        make_driver=AppServerDriver,
         details=appserver_details(),
         known_dirs=known_dirs,
     )

@@ -40,11 +40,11 @@ from ...pipeline.events import (
     ConfigOption,
     EnvVarLogin,
     McpTransport,
-    SlashCommand,
     TerminalLogin,
     Unauthenticated,
     UnknownAuth,
 )
+from .._choices import choices_of, model_select, slash_commands
 
 __all__ = [
     "CAPABILITIES",
@@ -92,29 +92,10 @@ def static_details() -> AgentDetails:
 
 
 def _model_option(models: object, current: str) -> ConfigOption:
-    choices: list[ConfigChoice] = []
-    for model in models if isinstance(models, list) else []:
-        if not isinstance(model, dict) or not isinstance(model.get("value"), str):
-            continue
-        label = model.get("displayName")
-        description = model.get("description")
-        choices.append(
-            ConfigChoice(
-                value=model["value"],
-                label=label if isinstance(label, str) else model["value"],
-                description=description if isinstance(description, str) else None,
-            )
-        )
+    choices = choices_of(models, "value", "displayName")
     if not any(choice.value == current for choice in choices):
         choices.append(ConfigChoice(value=current, label=current))
-    return ConfigOption(
-        id="model",
-        name="Model",
-        live=True,
-        choices=tuple(choices),
-        category="model",
-        current=current,
-    )
+    return model_select(choices, current)
 
 
 def mode_option(current: str) -> ConfigOption:
@@ -152,21 +133,8 @@ def effort_option(current: str, levels: tuple[str, ...] = EFFORT_LEVELS) -> Conf
     )
 
 
-def _commands(raw: object) -> tuple[SlashCommand, ...]:
-    commands = []
-    for command in raw if isinstance(raw, list) else []:
-        if not isinstance(command, dict) or not isinstance(command.get("name"), str):
-            continue
-        hint = command.get("argumentHint")
-        description = command.get("description")
-        commands.append(
-            SlashCommand(
-                name=command["name"],
-                description=description if isinstance(description, str) else "",
-                input_hint=hint if isinstance(hint, str) and hint else None,
-            )
-        )
-    return tuple(commands)
+def _argument_hint(command: dict[str, Any]) -> object:
+    return command.get("argumentHint") or None  # an empty hint is none
 
 
 def auth_from_account(account: object) -> AuthStatus:
@@ -230,5 +198,5 @@ def details_from_initialize(
             mode_option(mode),
             effort_option(effort, _effort_levels(models, model)),
         ),
-        commands=_commands(payload.get("commands")),
+        commands=slash_commands(payload.get("commands"), _argument_hint),
     )

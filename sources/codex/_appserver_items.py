@@ -31,7 +31,7 @@ from ...pipeline.events import (
     ToolUpdated,
     UserMessage,
 )
-from ._common import diagnostic, unknown_frame
+from ._common import diagnostic, message_end, unknown_frame
 from ._items import file_changes, tool_update
 
 __all__ = ["ItemTracker"]
@@ -127,10 +127,10 @@ class ItemTracker:
         item_id = item.string("id")
         match item.string("type"):
             case "agentMessage" | "plan":
-                return self._message_end(item_id, item.string("text"), TextDelta)
+                return message_end(self._streamed, item_id, item.string("text"), TextDelta)
             case "reasoning":
                 text = "\n\n".join(item.strings("summary", True) or item.strings("content", True))
-                ended = self._message_end(item_id, text, ReasoningDelta)
+                ended = message_end(self._streamed, item_id, text, ReasoningDelta)
                 if f"{item_id}:raw" in self._streamed:
                     ended.append(Emitted(kind=MessageEnded(f"{item_id}:raw")))
                 return ended
@@ -153,21 +153,6 @@ class ItemTracker:
                 return []
             case other:
                 return [unknown_frame(f"item/{other}", item.raw)]
-
-    def _message_end(
-        self,
-        item_id: str,
-        text: str,
-        delta: type[TextDelta] | type[ReasoningDelta],
-    ) -> list[Emitted]:
-        events: list[Emitted] = []
-        if item_id not in self._streamed:
-            if not text:
-                return []
-            events.append(Emitted(kind=delta(message_id=item_id, text=text)))
-        self._streamed.discard(item_id)
-        events.append(Emitted(kind=MessageEnded(item_id)))
-        return events
 
     def _user_message(self, item: Fields) -> list[Emitted]:
         text = _user_text(item)

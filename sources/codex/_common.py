@@ -34,12 +34,15 @@ from ...pipeline.events import (
     DiagnosticLevel,
     Fields,
     FileDiff,
+    MessageEnded,
     PlanEntry,
     PlanStatus,
     PlanUpdated,
     PlanUsage,
+    ReasoningDelta,
     ShapeError,
     SystemTime,
+    TextDelta,
     UsageWindow,
 )
 
@@ -56,6 +59,7 @@ __all__ = [
     "diagnostic",
     "file_diff",
     "limit_windows",
+    "message_end",
     "plan_updated",
     "plan_usage",
     "tokens_of",
@@ -107,6 +111,20 @@ _PLAN_STATUS = {
     "in_progress": PlanStatus.IN_PROGRESS,
     "completed": PlanStatus.COMPLETED,
 }
+
+
+def message_end(
+    streamed: set[str], item_id: str, text: str, delta: type[TextDelta] | type[ReasoningDelta]
+) -> list[Emitted]:
+    """A message or reasoning item completed: its whole text unless it streamed, then its end.
+
+    `streamed` holds the ids that had deltas; the item's id leaves it.
+    """
+    ended = Emitted(kind=MessageEnded(item_id))
+    if item_id in streamed:
+        streamed.discard(item_id)
+        return [ended]
+    return [Emitted(kind=delta(message_id=item_id, text=text)), ended] if text else []
 
 
 def plan_updated(steps: list[tuple[str, str]]) -> PlanUpdated:

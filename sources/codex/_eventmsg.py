@@ -54,6 +54,7 @@ from ...pipeline.events import (
 from ._common import (
     bad_shape,
     diagnostic,
+    message_end,
     unknown_frame,
 )
 from ._eventmsg_notes import (
@@ -340,15 +341,15 @@ class EventMsgNormalizer:
         match item.string("type"):
             case "AgentMessage":
                 texts = [Fields(c, p).opt_string("text") or "" for p, c in item.array("content")]
-                return self._item_end(item_id, "".join(texts), TextDelta)
+                return [*message_end(self._streamed_items, item_id, "".join(texts), TextDelta)]
             case "Plan":
-                return self._item_end(item_id, item.string("text"), TextDelta)
+                return [*message_end(self._streamed_items, item_id, item.string("text"), TextDelta)]
             case "Reasoning":
                 text = "\n\n".join(item.strings("summary_text", True))
-                ended = self._item_end(item_id, text, ReasoningDelta)
+                ended = message_end(self._streamed_items, item_id, text, ReasoningDelta)
                 if f"{item_id}:raw" in self._streamed_items:
                     ended.append(Emitted(kind=MessageEnded(f"{item_id}:raw")))
-                return ended
+                return [*ended]
             case "UserMessage":
                 return [Emitted(kind=UserMessage(message_id=item_id, text=user_text(item)))]
             case "WebSearch":
@@ -362,15 +363,3 @@ class EventMsgNormalizer:
                 return self._tools.patch_end(Fields(renamed, item.path), status_field="status")
             case other:
                 return [unknown_frame(f"item_completed/{other}", payload.raw)]
-
-    def _item_end(
-        self, item_id: str, text: str, kind: type[TextDelta] | type[ReasoningDelta]
-    ) -> list[DriverEvent]:
-        events: list[DriverEvent] = []
-        if item_id not in self._streamed_items:
-            if not text:
-                return []
-            events.append(Emitted(kind=kind(message_id=item_id, text=text)))
-        self._streamed_items.discard(item_id)
-        events.append(Emitted(kind=MessageEnded(item_id)))
-        return events

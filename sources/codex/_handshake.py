@@ -45,6 +45,7 @@ from ...pipeline.events import (
     TerminalLogin,
     Unauthenticated,
 )
+from .._choices import model_select
 from .._jsonrpc import JsonRpcPeer
 
 __all__ = [
@@ -208,17 +209,7 @@ def config_options(
         ),
     ]
     if model_choices:
-        built.insert(
-            0,
-            ConfigOption(
-                id="model",
-                name="Model",
-                live=True,
-                choices=tuple(model_choices),
-                category="model",
-                current=model,
-            ),
-        )
+        built.insert(0, model_select(model_choices, model))
     return tuple(built)
 
 
