@@ -28,7 +28,7 @@ from .events import (
     Request,
     ToolKind,
 )
-from .records import Outcome
+from .records import DecidedBy, Outcome, PolicyDecider, PolicyPart
 
 __all__ = ["Decide", "Forward", "ModePolicy", "Policy", "PolicyContext", "Verdict", "decision_name"]
 
@@ -43,7 +43,7 @@ class PolicyContext:
 @attrs.frozen(kw_only=True)
 class Decide:
     answer: Answer
-    decided_by: str
+    decided_by: DecidedBy
     message: str | None = None  # read by the agent on a deny
 
 
@@ -51,7 +51,7 @@ class Decide:
 class Forward:
     deadline_seconds: float | None = None
     on_timeout: Decide | None = None
-    reason: str | None = None  # which rule forwarded, for the record
+    reason: DecidedBy | None = None  # who forwarded it (a rule, a guard), for the record
 
 
 Verdict = Decide | Forward
@@ -79,7 +79,7 @@ class ModePolicy:
         ):
             return Decide(
                 answer=PermissionAnswer(PermissionChoice.ALLOW_ONCE),
-                decided_by=f"mode:{mode.value}",
+                decided_by=PolicyDecider(PolicyPart.MODE, mode.value),
             )
         return Forward()
 

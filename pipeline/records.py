@@ -22,13 +22,17 @@ from .events import Event, SessionInfo, SystemTime
 __all__ = [
     "CloseReason",
     "Closed",
+    "DecidedBy",
     "Decider",
     "Decision",
     "Opened",
     "Outcome",
+    "PolicyDecider",
+    "PolicyPart",
     "Prompted",
     "SessionFailed",
     "SinkItem",
+    "decided_by_from",
 ]
 
 
@@ -79,18 +83,58 @@ class Decider(enum.StrEnum):
     LIMIT = "limit"  # too many requests open at once
 
 
+class PolicyPart(enum.StrEnum):
+    """Which part of a policy decided (`PolicyDecider.part`)."""
+
+    RULE = "rule"
+    GUARD = "guard"
+    MODE = "mode"
+
+
+class PolicyDecider(str):
+    """A policy's part and its name: `rule:<id>`, `guard:<id>`, `mode:<mode>`.
+
+    A string whose text is the word the wire, the transcript and the metrics
+    have always used, as `Decider` is; made and taken apart only here.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, part: PolicyPart, name: str) -> PolicyDecider:
+        return super().__new__(cls, f"{part.value}:{name}")
+
+    @property
+    def part(self) -> PolicyPart:
+        return PolicyPart(self.partition(":")[0])
+
+    @property
+    def name(self) -> str:
+        return self.partition(":")[2]
+
+    def __reduce__(self) -> tuple[object, tuple[PolicyPart, str]]:
+        return PolicyDecider, (self.part, self.name)
+
+
+DecidedBy = Decider | PolicyDecider
+"""Who decided a request: a policy's part, or one of the fixed `Decider`s."""
+
+
+def decided_by_from(text: str) -> DecidedBy:
+    """The decider a record's word names (read back from a file); ValueError if none."""
+    part, colon, name = text.partition(":")
+    if colon and name and part in PolicyPart.__members__.values():
+        return PolicyDecider(PolicyPart(part), name)
+    return Decider(text)
+
+
 @attrs.frozen(kw_only=True)
 class Decision:
-    """How one request ended: exactly one per request.
-
-    `decided_by`: `rule:<id>`, `guard:<id>`, `mode:<mode>` (a policy's
-    decision, see `pipeline/policy.py`), or a `Decider`.
-    """
+    """How one request ended: exactly one per request, and who decided it."""
 
     session_id: str
     request_id: str
     decision: Outcome
-    decided_by: str
+    decided_by: DecidedBy
     at: SystemTime
     waited_seconds: float = 0.0
     request_kind: str = "Permission"  # or Question

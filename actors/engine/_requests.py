@@ -40,7 +40,7 @@ from ...pipeline.events import (
 )
 from ...pipeline.extensions import decision_mark
 from ...pipeline.policy import Decide, Policy, PolicyContext, decision_name
-from ...pipeline.records import Decider, Decision, Outcome
+from ...pipeline.records import DecidedBy, Decider, Decision, Outcome
 from ._answers import refusal
 from ._output import Output
 from ._state import OpenRequest, RecentIds
@@ -185,7 +185,7 @@ class Requests:
         self._out.record(self._decision(request, decision, Decider.LIMIT, 0.0))
 
     def _decision(
-        self, request: Request, decision: Outcome, decided_by: str, waited: float
+        self, request: Request, decision: Outcome, decided_by: DecidedBy, waited: float
     ) -> Decision:
         turn = self._turns.current
         return Decision(
@@ -215,7 +215,7 @@ class Requests:
         self._out.command(Respond(request_id=request_id, answer=answer))
         self._close(open_request, decision_name(answer), Decider.APP)
 
-    def _close(self, open_request: OpenRequest, decision: Outcome, decided_by: str) -> None:
+    def _close(self, open_request: OpenRequest, decision: Outcome, decided_by: DecidedBy) -> None:
         request = open_request.request
         del self.open[request.id]
         self.closed.add(request.id)

@@ -14,6 +14,7 @@ import attrs
 
 from ..events import ChoicesAnswer, QuestionsAnswer, TextAnswer
 from ..policy import Decide, Forward, Verdict
+from ..records import Decider, PolicyDecider
 
 __all__ = ["Explanation", "GuardTrace", "SubjectTrace", "outcome_of"]
 
@@ -22,7 +23,7 @@ __all__ = ["Explanation", "GuardTrace", "SubjectTrace", "outcome_of"]
 class SubjectTrace:
     subject: str  # 'command "git status"', 'path src/a.py', 'question 1 "Proceed?"'
     outcome: str  # allow, allow_always, deny, ask, answer
-    decided_by: str  # rule:<id>, mode:<Mode>, or "" (no rule: the app answers)
+    decided_by: PolicyDecider | None  # a rule or the mode; None: no rule, the app answers
     skipped: tuple[tuple[str, str], ...] = ()  # (rule id, why it did not match)
     note: str | None = None
 
@@ -85,8 +86,8 @@ class Explanation:
     def decided_by(self) -> str:
         """Who decided: rule:/guard:/mode:, or "app" when the app will answer."""
         if isinstance(self.verdict, Decide):
-            return self.verdict.decided_by
-        return self.verdict.reason or "app"
+            return str(self.verdict.decided_by)
+        return self.verdict.reason or Decider.APP
 
     def render(self) -> str:
         lines = [self.request]

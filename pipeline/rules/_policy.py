@@ -45,6 +45,7 @@ from ..events import (
     TextAnswer,
 )
 from ..policy import Decide, Forward, ModePolicy, PolicyContext, Verdict
+from ..records import PolicyDecider, PolicyPart
 from ._explain import Explanation, GuardTrace, SubjectTrace
 from ._guards import GuardHit, Guards
 from ._match import Facts, mismatch, question_mismatch, request_facts
@@ -93,12 +94,12 @@ class RulePolicy:
         notes: list[str] = []
         guard_traces: list[GuardTrace] = []
         if strictest.outcome == "deny":
-            verdict = self._deny(request, strictest.decided_by, self._rule(strictest), notes)
+            verdict = self._deny(request, _decider(strictest), self._rule(strictest), notes)
         elif strictest.outcome == "ask" and (secret := self._secret_for_mode(hits, traces)):
             verdict = self._guarded(request, secret, hits, notes)
         elif strictest.outcome == "ask":
             verdict = self._forward(
-                request, self._rule(strictest), strictest.decided_by, stopping, notes
+                request, self._rule(strictest), _decider(strictest), stopping, notes
             )
         else:
             blocking = self._blocking(hits, traces, guard_traces)
@@ -106,7 +107,7 @@ class RulePolicy:
                 verdict = self._guarded(request, blocking, stopping, notes)
             else:
                 always = all(trace.outcome == "allow_always" for trace in traces)
-                verdict = self._allow(request, strictest.decided_by, always, notes)
+                verdict = self._allow(request, _decider(strictest), always, notes)
         if not guard_traces:
             guard_traces = [
                 _trace_of(hit, applied=False, why="nothing was allowed") for hit in hits
@@ -137,13 +138,13 @@ class RulePolicy:
             return SubjectTrace(
                 subject=subject.label,
                 outcome=outcome,
-                decided_by=f"rule:{rule.id}",
+                decided_by=PolicyDecider(PolicyPart.RULE, rule.id),
                 skipped=tuple(skipped),
             )
         return SubjectTrace(
             subject=subject.label,
             outcome="allow" if mode_allows else "ask",
-            decided_by=f"mode:{mode.value}",
+            decided_by=PolicyDecider(PolicyPart.MODE, mode.value),
             skipped=tuple(skipped),
             note="no rule matched: the mode decides",
         )
@@ -155,12 +156,13 @@ class RulePolicy:
         for hit in hits:
             if hit.guard != "secret-read" or self.spec.guard_action(hit.guard) is GuardAction.OFF:
                 continue
-            if all(traces[index].decided_by.startswith("mode:") for index in hit.subjects):
+            if all(_part(traces[index]) is PolicyPart.MODE for index in hit.subjects):
                 return hit
         return None
 
     def _rule(self, trace: SubjectTrace) -> Rule | None:
-        return self._rules.get(trace.decided_by.removeprefix("rule:"))
+        by = trace.decided_by
+        return self._rules.get(by.name) if by is not None and by.part is PolicyPart.RULE else None
 
     def _blocking(
         self, hits: tuple[GuardHit, ...], traces: tuple[SubjectTrace, ...], out: list[GuardTrace]
@@ -190,7 +192,7 @@ class RulePolicy:
         return None
 
     def _allow(
-        self, request: PermissionRequest, decided_by: str, always: bool, notes: list[str]
+        self, request: PermissionRequest, decided_by: PolicyDecider, always: bool, notes: list[str]
     ) -> Verdict:
         offered = request.options
         if always and PermissionChoice.ALLOW_ALWAYS in offered:
@@ -203,10 +205,14 @@ class RulePolicy:
         return Decide(answer=PermissionAnswer(choice), decided_by=decided_by)
 
     def _deny(
-        self, request: PermissionRequest, decided_by: str, rule: Rule | None, notes: list[str]
+        self,
+        request: PermissionRequest,
+        decided_by: PolicyDecider,
+        rule: Rule | None,
+        notes: list[str],
     ) -> Verdict:
         message = rule.message if rule is not None and rule.message else None
-        rule_name = decided_by.removeprefix("rule:")
+        rule_name = decided_by.name
         answer = _deny_answer(request, always=rule is not None and rule.always)
         if answer is None:
             notes.append("the agent offers no deny choice: the app decides")
@@ -224,7 +230,7 @@ class RulePolicy:
         hits: tuple[GuardHit, ...],
         notes: list[str],
     ) -> Verdict:
-        decided_by = f"guard:{hit.guard}"
+        decided_by = PolicyDecider(PolicyPart.GUARD, hit.guard)
         if self.spec.guard_action(hit.guard) is GuardAction.ASK:
             return self._forward(request, None, decided_by, hits, notes)
         answer = _deny_answer(request, always=False)
@@ -237,7 +243,7 @@ class RulePolicy:
         self,
         request: PermissionRequest,
         rule: Rule | None,
-        reason: str,
+        reason: PolicyDecider,
         hits: tuple[GuardHit, ...],
         notes: list[str],
     ) -> Forward:
@@ -278,13 +284,11 @@ class RulePolicy:
                 answers.append(answer)
         verdict: Verdict
         if request.questions and not unanswered:
-            verdict = Decide(
-                answer=QuestionsAnswer(tuple(answers)), decided_by=traces[0].decided_by
-            )
+            verdict = Decide(answer=QuestionsAnswer(tuple(answers)), decided_by=_decider(traces[0]))
         else:
             asking = unanswered[0] if unanswered else None
             deadline = (asking.deadline if asking else None) or self.spec.deadline
-            reason = f"rule:{asking.id}" if asking else None
+            reason = PolicyDecider(PolicyPart.RULE, asking.id) if asking else None
             verdict = Forward(deadline_seconds=deadline, reason=reason)
         return Explanation(
             request=f"Question from {context.agent_id}: "
@@ -303,7 +307,8 @@ class RulePolicy:
                 continue
             reason = question_mismatch(rule, agent, question)
             if reason is None and rule.action is Action.ASK:
-                trace = SubjectTrace(subject=label, outcome="ask", decided_by=f"rule:{rule.id}")
+                by = PolicyDecider(PolicyPart.RULE, rule.id)
+                trace = SubjectTrace(subject=label, outcome="ask", decided_by=by)
                 return attrs.evolve(trace, skipped=tuple(skipped)), None, rule
             answer = _question_answer(rule, question) if reason is None else reason
             if isinstance(answer, str):
@@ -312,12 +317,23 @@ class RulePolicy:
             trace = SubjectTrace(
                 subject=label,
                 outcome="answer",
-                decided_by=f"rule:{rule.id}",
+                decided_by=PolicyDecider(PolicyPart.RULE, rule.id),
                 skipped=tuple(skipped),
             )
             return trace, answer, rule
-        trace = SubjectTrace(subject=label, outcome="ask", decided_by="", skipped=tuple(skipped))
+        trace = SubjectTrace(subject=label, outcome="ask", decided_by=None, skipped=tuple(skipped))
         return trace, None, None
+
+
+def _part(trace: SubjectTrace) -> PolicyPart | None:
+    return None if trace.decided_by is None else trace.decided_by.part
+
+
+def _decider(trace: SubjectTrace) -> PolicyDecider:
+    """Who decided a subject a rule or the mode judged (every permission subject is)."""
+    if trace.decided_by is None:
+        raise AssertionError(f"{trace.subject}: no rule and no mode decided it")
+    return trace.decided_by
 
 
 def _trace_of(hit: GuardHit, *, applied: bool, why: str) -> GuardTrace:
@@ -328,8 +344,8 @@ def _named_by_rules(hit: GuardHit, traces: tuple[SubjectTrace, ...]) -> str | No
     """For `unknown-command`: why rules that name the commands make them known."""
     if hit.guard != "unknown-command":
         return None
-    deciders = {traces[index].decided_by for index in hit.subjects}
-    if deciders and all(decider.startswith("rule:") for decider in deciders):
+    deciders = {str(traces[index].decided_by) for index in hit.subjects}
+    if deciders and all(_part(traces[index]) is PolicyPart.RULE for index in hit.subjects):
         return f"{', '.join(sorted(deciders))} names the command"
     return None
 
@@ -370,7 +386,7 @@ def _deny_answer(request: PermissionRequest, *, always: bool) -> PermissionAnswe
 
 
 def _timeout_decision(
-    request: PermissionRequest, choice: TimeoutChoice, reason: str, message: str | None
+    request: PermissionRequest, choice: TimeoutChoice, reason: PolicyDecider, message: str | None
 ) -> Decide | None:
     answer: Answer | None
     if choice.allows:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ...pipeline.commands import PermissionMode
+from ...pipeline.records import DecidedBy, PolicyDecider, PolicyPart
 from ...pipeline.rules import GUARD_IDS
 
 __all__ = [
@@ -107,28 +109,25 @@ def exit_kind(status: str) -> str:
     return "unknown"
 
 
-_DECIDERS = frozenset(
-    {"app", "timeout", "cancel", "turn_end", "shutdown", "agent", "generate", "limit"}
-)
-_MODES = frozenset({"mode:Ask", "mode:AutoApprove", "mode:AcceptEdits"})
-# Rule ids are the user's (open); guard ids are corral's own five (closed).
-_GUARDS = frozenset(f"guard:{guard}" for guard in GUARD_IDS)
+# Rule ids are the user's (open); the modes and corral's guard ids are closed.
+_CLOSED_NAMES = {
+    PolicyPart.MODE: frozenset(mode.value for mode in PermissionMode),
+    PolicyPart.GUARD: GUARD_IDS,
+}
 
 
-def decided_by_label(decided_by: str) -> str:
+def decided_by_label(decided_by: DecidedBy) -> str:
     """`Decision.decided_by` without its open part: `rule:<id>` is "rule".
 
-    `guard:<id>` stays as is for the built-in guards; any other guard id
-    (none today) is "guard:other", as an unknown mode is "mode:other".
+    A mode or a built-in guard stays as it is (`mode:Ask`, `guard:secret-read`);
+    any other (none today) is "mode:other" or "guard:other".
     """
-    if decided_by in _DECIDERS or decided_by in _MODES or decided_by in _GUARDS:
-        return decided_by
-    if decided_by.startswith("rule:") or decided_by == "rule":
-        return "rule"
-    for prefix in ("mode:", "guard:"):
-        if decided_by.startswith(prefix):
-            return f"{prefix}other"
-    return OTHER
+    if not isinstance(decided_by, PolicyDecider):
+        return decided_by.value
+    part = decided_by.part
+    if part is PolicyPart.RULE:
+        return part.value
+    return str(decided_by) if decided_by.name in _CLOSED_NAMES[part] else f"{part.value}:{OTHER}"
 
 
 _SESSION_PREFIX = re.compile(r"^s\d+/")

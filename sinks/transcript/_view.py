@@ -53,6 +53,7 @@ from ...pipeline.events import (
     TurnStarted,
     UserMessage,
 )
+from ...pipeline.records import Decider, PolicyDecider, decided_by_from
 from ._format import DecisionRecord, ErrorRecord, EventRecord, PromptRecord, RepairRecord
 from ._reader import Transcript
 from ._usage import Usage
@@ -93,23 +94,26 @@ def unified_diff(diff: FileDiff) -> str:
 
 
 _DECIDERS = {
-    "app": "the app",
-    "timeout": "the timeout (nobody answered)",
-    "cancel": "a cancel",
-    "turn_end": "the end of the turn",
-    "shutdown": "shutdown",
-    "agent": "the agent",
-    "generate": "the generate policy",
-    "limit": "the limit on open requests",
+    Decider.APP: "the app",
+    Decider.TIMEOUT: "the timeout (nobody answered)",
+    Decider.CANCEL: "a cancel",
+    Decider.TURN_END: "the end of the turn",
+    Decider.SHUTDOWN: "shutdown",
+    Decider.AGENT: "the agent",
+    Decider.GENERATE: "the generate policy",
+    Decider.LIMIT: "the limit on open requests",
 }
 
 
 def who_decided(decided_by: str) -> str:
     """`decided_by` as a reader says it: `rule:r1` is "rule r1", `app` "the app"."""
-    kind, _, name = decided_by.partition(":")
-    if name and kind in ("rule", "guard", "mode"):
-        return f"{kind} {name}"
-    return _DECIDERS.get(decided_by, decided_by)
+    try:
+        by = decided_by_from(decided_by)
+    except ValueError:  # a word this corral does not know: as it is
+        return decided_by
+    if isinstance(by, PolicyDecider):
+        return f"{by.part} {by.name}"
+    return _DECIDERS[by]
 
 
 def tool_text(tool: ToolUpdate, streamed: str = "", *, diffs: bool = True) -> str:

@@ -37,7 +37,14 @@ from corral.pipeline.events import (
     TurnEnded,
     TurnStarted,
 )
-from corral.pipeline.records import Closed, Decision, Opened, SessionFailed, SinkItem
+from corral.pipeline.records import (
+    Closed,
+    Decision,
+    Opened,
+    SessionFailed,
+    SinkItem,
+    decided_by_from,
+)
 
 from tests.support.schema import check
 
@@ -155,7 +162,7 @@ class Stream:
                 session_id=self.session_id,
                 request_id=request_id,
                 decision=decision,  # type: ignore[arg-type]  # a test feeds words outside the enum
-                decided_by=decided_by,
+                decided_by=decided_by_from(decided_by),
                 at=_time(self.now),
                 waited_seconds=waited,
                 tool_kind=tool_kind,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
+from corral.pipeline.records import Decider, PolicyDecider, PolicyPart, decided_by_from
 from corral.pipeline.rules import GUARD_IDS
 from corral.sinks.metrics import LabelCap
 from corral.sinks.metrics._labels import (
@@ -51,16 +54,29 @@ def test_exit_statuses_map_to_kinds(status: str, kind: str) -> None:
         ("guard:unparsed-command", "guard:unparsed-command"),
         ("guard:future-guard", "guard:other"),
         ("timeout", "timeout"),
-        ("someone", "other"),
     ],
 )
 def test_deciders_map_to_a_closed_set(decided_by: str, label: str) -> None:
-    assert decided_by_label(decided_by) == label
+    assert decided_by_label(decided_by_from(decided_by)) == label
 
 
 @pytest.mark.parametrize("guard", GUARD_IDS)
 def test_every_built_in_guard_keeps_its_id_as_decider(guard: str) -> None:
-    assert decided_by_label(f"guard:{guard}") == f"guard:{guard}"
+    assert decided_by_label(PolicyDecider(PolicyPart.GUARD, guard)) == f"guard:{guard}"
+
+
+@pytest.mark.parametrize("word", ["someone", "rule:", "policy:x", ""])
+def test_a_word_that_names_no_decider_is_refused_where_it_is_read(word: str) -> None:
+    with pytest.raises(ValueError):
+        decided_by_from(word)
+
+
+def test_a_policy_decider_is_its_word_and_comes_apart_again() -> None:
+    rule = PolicyDecider(PolicyPart.RULE, "ci:tests")  # a rule id may hold a colon
+    assert rule == "rule:ci:tests" and (rule.part, rule.name) == (PolicyPart.RULE, "ci:tests")
+    again = pickle.loads(pickle.dumps(rule))  # crosses processes (a Ray host) intact
+    assert type(again) is PolicyDecider and again.name == "ci:tests"
+    assert decided_by_from(str(rule)) == rule and decided_by_from("app") is Decider.APP
 
 
 @pytest.mark.parametrize(
