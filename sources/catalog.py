@@ -74,6 +74,8 @@ class CatalogEntry:
     plan_usage: UsageReader | None = None
     # The agent's own session files, for `corral import`; None: it writes none corral reads.
     native_transcripts: NativeTranscripts | None = None
+    # corral's own `--record-wire` files of this entry's wire, for `corral import` too.
+    recorded_wire: NativeTranscripts | None = None
 
 
 class Catalog:
@@ -95,8 +97,14 @@ class Catalog:
         return list(self._entries)
 
     def native_transcripts(self) -> list[NativeTranscripts]:
-        """Every native transcript format the entries declare, in catalog order."""
-        return [e.native_transcripts for e in self._entries.values() if e.native_transcripts]
+        """Every format the entries declare (their own files, then recorded wires), in order."""
+        entries = self._entries.values()
+        return [
+            declared
+            for entry in entries
+            for declared in (entry.native_transcripts, entry.recorded_wire)
+            if declared is not None
+        ]
 
 
 def builtin_installation(entry: CatalogEntry) -> AgentInstallation:

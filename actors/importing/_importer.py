@@ -17,7 +17,8 @@ neither may do by itself.
   looks imported.
 - Every file gets an outcome: imported, skipped (with why: not a format
   corral knows, already imported) or failed (the
-  reader or the disk said why). Nothing is passed over in silence.
+  reader or the disk said why; a `--record-wire` file of a wire no source
+  reads back says what it begins with). Nothing is passed over in silence.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ...sinks.transcript import (
     fsync_dir,
     read_transcript,
 )
+from ...sources._recorded_wire import unknown_wire
 from .._progress import Progress
 from ..replay import CORRAL_FORMAT, NativeReaders, ReplaySession, imported_installation, replay
 
@@ -192,7 +194,11 @@ def import_file(
 ) -> None:
     format_id = readers.detect(path)
     if format_id is None:
-        report.skipped.append((path, "not a transcript format corral knows"))
+        unreadable = unknown_wire(path)  # a wire recording: why not, rather than a skip
+        if unreadable is not None:
+            report.failed.append((path, unreadable))
+        else:
+            report.skipped.append((path, "not a transcript format corral knows"))
         return
     if format_id == CORRAL_FORMAT:
         _copy_corral(root, path, report)

@@ -203,7 +203,7 @@ def catalog_entries(environ: Mapping[str, str] | None = None) -> list[CatalogEnt
             make_driver=driver_factory(RECIPES["acp"], environ),
             probe=prober(RECIPES["acp"]),
             wire_only=True,
-            native_transcripts=NATIVE_TRANSCRIPTS["acp"],
+            recorded_wire=NATIVE_TRANSCRIPTS["acp"],
         )
     ]
     for agent_id, name, executable, hint in _ENTRIES:

@@ -75,9 +75,9 @@ class AcpReplay:
             if isinstance(item, NotJson | Oversized):
                 events.append(_problem(WireProblem.from_decoder(item)))
             elif isinstance(item.get("out"), dict):
-                events += self._outgoing(item["out"])
+                events += self.sent(item["out"])
             elif isinstance(item.get("in"), dict):
-                events += self._incoming(item["in"])
+                events += self.received(item["in"])
             else:
                 problem = WireProblem(
                     kind=ProblemKind.BAD_SHAPE,
@@ -87,7 +87,8 @@ class AcpReplay:
                 events.append(_problem(problem))
         return events
 
-    def _outgoing(self, message: dict[str, Any]) -> list[DriverEvent]:
+    def sent(self, message: dict[str, Any]) -> list[DriverEvent]:
+        """One message corral sent (the `out` of a recorded line)."""
         method = message.get("method")
         if not isinstance(method, str):
             if "result" in message or "error" in message:  # our answer to the agent
@@ -99,7 +100,8 @@ class AcpReplay:
         self._remember_set_call(message["id"], method, message.get("params"))
         return self.translator.turn_began() if method == "session/prompt" else []
 
-    def _incoming(self, message: dict[str, Any]) -> list[DriverEvent]:
+    def received(self, message: dict[str, Any]) -> list[DriverEvent]:
+        """One message the agent sent (the `in` of a recorded line)."""
         method = message.get("method")
         params = message.get("params")
         if isinstance(method, str):

@@ -28,6 +28,7 @@ from ...pipeline.telemetry import SessionTelemetry
 from ..catalog import CatalogEntry, NativeTranscripts
 from ._details import auth_from_status, static_details
 from ._driver import ClaudeDriver
+from ._native_wire import read_claude_wire, recognizes_claude_wire_line
 from ._transcript import read_native_transcript, recognizes_line
 from ._usage import read_plan_usage
 
@@ -108,5 +109,11 @@ def catalog_entry(*, environ: Mapping[str, str] | None = None) -> CatalogEntry:
             name="Claude Code",
             recognizes=recognizes_line,
             read=read_native_transcript,
+        ),
+        recorded_wire=NativeTranscripts(  # <transcript id>.wire.jsonl, beside a corral transcript
+            format="claude-wire",
+            name="Claude Code",
+            recognizes=recognizes_claude_wire_line,
+            read=read_claude_wire,
         ),
     )

@@ -31,6 +31,7 @@ from ...pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from .._jsonrpc import Incoming, JsonRpcPeer, RpcError
 from .._process import AgentProcess
 from ..catalog import CatalogEntry, NativeTranscripts
+from ._native_wire import read_codex_wire, recognizes_codex_wire_line
 from ._rollout import read_native_transcript, recognizes_line
 from ._usage import read_plan_usage
 
@@ -138,5 +139,11 @@ def catalog_entry() -> CatalogEntry:
         plan_usage=read_plan_usage,
         native_transcripts=NativeTranscripts(  # ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl
             format="codex", name="Codex", recognizes=recognizes_line, read=read_native_transcript
+        ),
+        recorded_wire=NativeTranscripts(  # <transcript id>.wire.jsonl, beside a corral transcript
+            format="codex-wire",
+            name="Codex",
+            recognizes=recognizes_codex_wire_line,
+            read=read_codex_wire,
         ),
     )
