@@ -25,9 +25,11 @@ Threads: `thread/started` → `InfoChanged(resume_token)`;
 `thread/status/changed` and `thread/archived` update the session: they are
 applied options (`ConfigApplied` of `thread_status` and `archived`), which
 the engine publishes as `SessionUpdated` (a driver sets no session status
-itself). `thread/closed` ends the session: the turn in progress, if any,
-ends Failed, then `WireFailed(SessionClosed)`, after which the engine
-reports the error and closes. The app-server wire has no "plain" close a
+itself: the line protocol's `SessionStatus` is the engine's, from turns and
+requests, with no value for a thread not loaded or in error, and
+`SessionInfo` has no archived field). `thread/closed` ends the session:
+the turn in progress, if any, ends Failed, then `WireFailed(SessionClosed)`,
+after which the engine reports the error and closes. The app-server wire has no "plain" close a
 driver could report; a thread closed between turns is the same error.
 
 Items mapped to no event: `approval` items (the approval notifications say
