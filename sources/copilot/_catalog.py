@@ -13,6 +13,7 @@ from ...pipeline.telemetry import SessionTelemetry
 from ..catalog import CatalogEntry, NativeTranscripts
 from ._details import copilot_details
 from ._driver import CopilotDriver
+from ._native_wire import read_copilot_wire, recognizes_copilot_wire_line
 from ._transcript import read_native_transcript, recognizes_line
 
 __all__ = ["catalog_entry"]
@@ -37,5 +38,11 @@ def catalog_entry() -> CatalogEntry:
             name="GitHub Copilot CLI",
             recognizes=recognizes_line,
             read=read_native_transcript,
+        ),
+        recorded_wire=NativeTranscripts(  # <transcript id>.wire.jsonl, beside a corral transcript
+            format="copilot-wire",
+            name="GitHub Copilot CLI",
+            recognizes=recognizes_copilot_wire_line,
+            read=read_copilot_wire,
         ),
     )
