@@ -13,20 +13,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...pipeline.events import (
-    CommandInput,
-    NoInput,
     PathInput,
     PatternInput,
-    QueryInput,
     RawTool,
     TextInput,
-    ToolInput,
     ToolKind,
     ToolStatus,
     ToolUpdate,
     UrlInput,
 )
-from .._tools import first_text
+from .._inputs import ArgumentKeys
 
 __all__ = ["tool_snapshot", "usage_tokens"]
 
@@ -51,31 +47,21 @@ def tool_kind(name: str) -> ToolKind:
     return ToolKind.OTHER
 
 
-def tool_input(kind: ToolKind, arguments: Mapping[str, Any]) -> ToolInput:
-    readers: dict[ToolKind, tuple[type[Any], tuple[str, ...]]] = {
-        ToolKind.READ: (PathInput, ("path", "file_path", "file", "filename")),
-        ToolKind.EDIT: (PathInput, ("path", "file_path", "file", "filename")),
+_PATH = ("path", "file_path", "file", "filename")
+_ARGUMENTS = ArgumentKeys(
+    command=("command", "cmd", "script"),
+    command_words=True,
+    readers={
+        ToolKind.READ: (PathInput, _PATH),
+        ToolKind.EDIT: (PathInput, _PATH),
         ToolKind.DELETE: (PathInput, ("path", "file_path", "file")),
         ToolKind.MOVE: (PathInput, ("source", "path", "from")),
         ToolKind.SEARCH: (PatternInput, ("pattern", "query", "glob", "regex")),
         ToolKind.FETCH: (UrlInput, ("url", "uri")),
         ToolKind.THINK: (TextInput, ("thought", "text")),
         ToolKind.SUBAGENT: (TextInput, ("prompt", "task", "description")),
-    }
-    if kind is ToolKind.EXECUTE:
-        command = first_text(arguments, "command", "cmd", "script")
-        if command is None and isinstance(arguments.get("command"), list):
-            command = " ".join(str(part) for part in arguments["command"])
-        cwd = first_text(arguments, "cwd", "workdir")
-        return NoInput() if command is None else CommandInput(command=command, cwd=cwd)
-    if kind is ToolKind.FETCH and first_text(arguments, "url", "uri") is None:
-        query = first_text(arguments, "query")
-        return NoInput() if query is None else QueryInput(query)
-    if kind in readers:
-        build, keys = readers[kind]
-        value = first_text(arguments, *keys)
-        return NoInput() if value is None else build(value)
-    return NoInput()
+    },
+)
 
 
 def _output(payload: Mapping[str, Any]) -> str | None:
@@ -113,7 +99,7 @@ def tool_snapshot(
         kind=kind,
         title=name,
         status=status,
-        input=tool_input(kind, merged),
+        input=_ARGUMENTS.input_of(kind, merged),
         output=output if output is not None else (known.output if known is not None else None),
         raw=RawTool(name=name, input=merged),
     )

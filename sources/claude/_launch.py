@@ -47,6 +47,7 @@ import attrs
 from ...pipeline.commands import McpServer
 from ...pipeline.driver import LaunchSpec
 from ...pipeline.errors import CorralError, ErrorKind
+from .._mcp import mcp_entry
 from ._details import DEFAULT_MODEL, EFFORT_LEVELS, MODE_CHOICES
 
 __all__ = ["WIRE_FLAGS", "Launch", "fork_for", "launch_for", "restart_for"]
@@ -137,27 +138,14 @@ def _checked_args(args: tuple[str, ...], tools: bool = True) -> list[str]:
     return list(args)
 
 
-def _mcp_entry(server: McpServer) -> dict[str, object]:
-    if server.transport == "Stdio":
-        return {
-            "type": "stdio",
-            "command": server.command or "",
-            "args": list(server.args),
-            "env": dict(server.env),
-        }
-    return {
-        "type": "http" if server.transport == "Http" else "sse",
-        "url": server.url or "",
-        "headers": dict(server.headers),
-    }
-
-
 def _tool_flags(spec: LaunchSpec) -> list[str]:
     return [] if spec.tools else ["--tools", ""]  # "" is the CLI's "no built-in tools"
 
 
 def mcp_config(servers: tuple[McpServer, ...]) -> str:
-    return json.dumps({"mcpServers": {server.name: _mcp_entry(server) for server in servers}})
+    return json.dumps(
+        {"mcpServers": {server.name: mcp_entry(server, local="stdio") for server in servers}}
+    )
 
 
 def _mcp_flags(spec: LaunchSpec, path: str | None) -> list[str]:

@@ -31,22 +31,13 @@ from ...pipeline.events import (
     ToolUpdated,
     UserMessage,
 )
-from ._common import diagnostic, message_end, unknown_frame
+from ._common import diagnostic, message_end, unknown_frame, user_text
 from ._items import file_changes, tool_update
 
 __all__ = ["ItemTracker"]
 
 _MAX_OUTPUT = 256 * 1024  # characters of tool output kept for a tool's final snapshot
 _MAX_OUR_TEXTS = 64
-
-
-def _user_text(item: Fields) -> str:
-    parts = []
-    for path, raw in item.array("content", True):
-        piece = Fields(raw, path)
-        if piece.opt_string("type") == "text":
-            parts.append(piece.string("text"))
-    return "\n".join(parts)
 
 
 @attrs.define
@@ -155,7 +146,7 @@ class ItemTracker:
                 return [unknown_frame(f"item/{other}", item.raw)]
 
     def _user_message(self, item: Fields) -> list[Emitted]:
-        text = _user_text(item)
+        text = user_text(item)
         client_id = item.opt_string("clientId")
         if client_id is not None and client_id in self._our_ids:
             self._our_ids.discard(client_id)

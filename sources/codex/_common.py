@@ -64,6 +64,7 @@ __all__ = [
     "plan_usage",
     "tokens_of",
     "unknown_frame",
+    "user_text",
 ]
 
 RAW_FRAME = "codex/raw_frame"
@@ -125,6 +126,16 @@ def message_end(
         streamed.discard(item_id)
         return [ended]
     return [Emitted(kind=delta(message_id=item_id, text=text)), ended] if text else []
+
+
+def user_text(content: Fields) -> str:
+    """The text parts of a UserMessage item's `content`, joined."""
+    parts = []
+    for path, raw in content.array("content", True):
+        piece = Fields(raw, path)
+        if piece.opt_string("type") == "text":
+            parts.append(piece.string("text"))
+    return "\n".join(parts)
 
 
 def plan_updated(steps: list[tuple[str, str]]) -> PlanUpdated:

@@ -56,6 +56,7 @@ from ._common import (
     diagnostic,
     message_end,
     unknown_frame,
+    user_text,
 )
 from ._eventmsg_notes import (
     INFO_EVENTS,
@@ -73,7 +74,7 @@ from ._eventmsg_notes import (
 from ._eventmsg_requests import elicitation, exec_approval, patch_approval, user_input
 from ._eventmsg_tools import ToolBook
 
-__all__ = ["IGNORED", "IGNORED_EVENTS", "EventMsgNormalizer", "user_text"]
+__all__ = ["IGNORED", "IGNORED_EVENTS", "EventMsgNormalizer"]
 
 _RESPONSE = "the answer to a query corral never sends (Codex's own TUI asks it)"
 
@@ -90,16 +91,6 @@ IGNORED: dict[str, str] = {
     "thread_settings_applied": "newer than the seed: the echo of settings corral itself sent",
 }
 IGNORED_EVENTS = frozenset(IGNORED)
-
-
-def user_text(content: Fields) -> str:
-    """The text parts of a UserMessage item's `content`, joined."""
-    parts = []
-    for path, raw in content.array("content", True):
-        piece = Fields(raw, path)
-        if piece.opt_string("type") == "text":
-            parts.append(piece.string("text"))
-    return "\n".join(parts)
 
 
 class _Stream:

@@ -106,6 +106,8 @@ _TOKEN_FIELDS = {
     "reasoningTokens": "reasoning",
 }
 
+_Delta = type[TextDelta] | type[ReasoningDelta]
+
 
 class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
     def __init__(self) -> None:
@@ -216,14 +218,8 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
         ]
 
     def _message(self, event: Json, data: Json) -> list[DriverEvent]:
-        message_id, content = as_str(data, "messageId"), as_str(data, "content")
-        out: list[DriverEvent] = []
-        streamed = message_id in self._streamed
-        if content and not streamed:
-            out.append(self._emit(event, TextDelta(message_id=message_id, text=content)))
-        if content or streamed:
-            out.append(self._emit(event, MessageEnded(message_id)))
-        self._streamed.discard(message_id)
+        message_id = as_str(data, "messageId")
+        out = self._ended(event, message_id, as_str(data, "content"), TextDelta)
         requests = data.get("toolRequests")
         for request in requests if isinstance(requests, list) else ():
             if isinstance(request, Mapping) and as_str(request, "toolCallId") not in self._tools:
@@ -237,14 +233,20 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
         return [self._emit(event, delta)]
 
     def _reasoning(self, event: Json, data: Json) -> list[DriverEvent]:
-        reasoning_id, content = as_str(data, "reasoningId"), as_str(data, "content")
+        reasoning_id = as_str(data, "reasoningId")
+        return self._ended(event, reasoning_id, as_str(data, "content"), ReasoningDelta)
+
+    def _ended(
+        self, event: Json, message_id: str, content: str, delta: _Delta
+    ) -> list[DriverEvent]:
+        """A whole message or reasoning: its text unless it streamed, then its end."""
         out: list[DriverEvent] = []
-        streamed = reasoning_id in self._streamed
+        streamed = message_id in self._streamed
         if content and not streamed:
-            out.append(self._emit(event, ReasoningDelta(message_id=reasoning_id, text=content)))
+            out.append(self._emit(event, delta(message_id=message_id, text=content)))
         if content or streamed:
-            out.append(self._emit(event, MessageEnded(reasoning_id)))
-        self._streamed.discard(reasoning_id)
+            out.append(self._emit(event, MessageEnded(message_id)))
+        self._streamed.discard(message_id)
         return out
 
     def _assistant_usage(self, event: Json, data: Json) -> list[DriverEvent]:

@@ -27,6 +27,7 @@ from ...pipeline.events import (
     QuestionsAnswer,
     TextAnswer,
 )
+from .._mcp import mcp_entry
 
 __all__ = [
     "BYPASS_ENV",
@@ -65,20 +66,7 @@ def provider(env: Mapping[str, str]) -> dict[str, str] | None:
 
 
 def _mcp(server: McpServer) -> dict[str, Any]:
-    if server.transport == "Stdio":
-        return {
-            "type": "local",
-            "command": server.command or "",
-            "args": list(server.args),
-            "env": dict(server.env),
-            "tools": ["*"],
-        }
-    return {
-        "type": server.transport.lower(),
-        "url": server.url or "",
-        "headers": dict(server.headers),
-        "tools": ["*"],
-    }
+    return {**mcp_entry(server, local="local"), "tools": ["*"]}
 
 
 def session_options(

@@ -22,7 +22,6 @@ from ...pipeline.events import (
     PathInput,
     PatternInput,
     PermissionChoice,
-    QueryInput,
     RawTool,
     TextInput,
     ToolInput,
@@ -31,6 +30,7 @@ from ...pipeline.events import (
     ToolUpdate,
     UrlInput,
 )
+from .._inputs import ArgumentKeys, Reader
 from .._tools import first_text
 
 __all__ = [
@@ -66,30 +66,22 @@ def tool_kind(
     return _KINDS.get(name, ToolKind.OTHER)
 
 
+_PATH: Reader = (PathInput, ("path", "file_path", "filePath", "fileName"))
+_TEXT: Reader = (TextInput, ("prompt", "description", "intent", "thought"))
+_ARGUMENTS = ArgumentKeys(
+    command=("command", "cmd", "input"),
+    readers={
+        **dict.fromkeys((ToolKind.READ, ToolKind.EDIT, ToolKind.DELETE, ToolKind.MOVE), _PATH),
+        ToolKind.SEARCH: (PatternInput, ("pattern", "query", "regex")),
+        ToolKind.FETCH: (UrlInput, ("url", "uri")),
+        ToolKind.SUBAGENT: _TEXT,
+        ToolKind.THINK: _TEXT,
+    },
+)
+
+
 def tool_input(kind: ToolKind | Mcp, arguments: object) -> ToolInput:
-    if not isinstance(arguments, Mapping):
-        return NoInput()
-    match kind:
-        case ToolKind.EXECUTE:
-            command = first_text(arguments, "command", "cmd", "input")
-            cwd = first_text(arguments, "cwd", "workdir")
-            return NoInput() if command is None else CommandInput(command=command, cwd=cwd)
-        case ToolKind.READ | ToolKind.EDIT | ToolKind.DELETE | ToolKind.MOVE:
-            path = first_text(arguments, "path", "file_path", "filePath", "fileName")
-            return NoInput() if path is None else PathInput(path)
-        case ToolKind.SEARCH:
-            pattern = first_text(arguments, "pattern", "query", "regex")
-            return NoInput() if pattern is None else PatternInput(pattern)
-        case ToolKind.FETCH:
-            url = first_text(arguments, "url", "uri")
-            if url is not None:
-                return UrlInput(url)
-            query = first_text(arguments, "query")
-            return NoInput() if query is None else QueryInput(query)
-        case ToolKind.SUBAGENT | ToolKind.THINK:
-            text = first_text(arguments, "prompt", "description", "intent", "thought")
-            return NoInput() if text is None else TextInput(text)
-    return NoInput()
+    return _ARGUMENTS.input_of(kind, arguments)
 
 
 def named_tool(
