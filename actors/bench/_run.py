@@ -4,8 +4,10 @@ Phases, each under uvloop and under asyncio's own loop: throughput (full
 pipeline vs the orjson floor and a naive relay, plus each stage timed
 alone, once per corpus since it needs no loop), scale (1 to 1000
 sessions), backpressure; then, once, latency through a real `corral serve`
-at 10 %, 50 % and 90 % of its measured maximum rate. `--quick` runs
-smaller corpora, and scale and backpressure under the first loop only.
+at 10 %, 50 % and 90 % of its measured maximum rate; last, `acp-flood`:
+one prompt's flood of ACP chunks through `corral serve` against the ACP
+SDK's client (`_acp_flood.py`). `--quick` runs smaller corpora and a
+smaller flood, and scale and backpressure under the first loop only.
 
 A run takes minutes, so on a terminal one line on stderr says where it is:
 the phase and its step (`uvloop scale 2/4: 10 sessions`), the steps done of
@@ -27,6 +29,7 @@ import orjson
 
 from .._progress import Progress
 from ..runtime import SinkFactory
+from ._acp_flood import AcpFlood, flood_summary, flood_table, measure_acp_flood
 from ._backpressure import Backpressure, measure_backpressure
 from ._corpus import Corpus, mock_corpus, real_corpus, real_corpus_names
 from ._latency import Latency, measure_latency, measure_max_rate
@@ -61,6 +64,10 @@ class BenchOptions:
     def latency_count(self) -> int:
         return 1_000 if self.quick else 5_000
 
+    @property
+    def flood_updates(self) -> int:
+        return 10_000 if self.quick else 100_000
+
 
 @attrs.define
 class Figures:
@@ -69,6 +76,7 @@ class Figures:
     backpressure: dict[str, Backpressure] = attrs.field(factory=dict)
     latency: list[Latency] = attrs.field(factory=list)
     max_rate: float = 0.0
+    acp_flood: AcpFlood | None = None
 
 
 def _run_on(loop: str, main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -84,7 +92,7 @@ class _Phases:
 
     def __init__(self, options: BenchOptions) -> None:
         corpora = 1 + len(real_corpus_names())
-        total = 1 + 3  # the maximum rate, then latency at three loads
+        total = 1 + 3 + 1  # the maximum rate, latency at three loads, the ACP flood
         for index, _ in enumerate(options.loops):
             total += corpora
             if not (options.quick and index > 0):
@@ -135,6 +143,9 @@ def _run(options: BenchOptions, phases: _Phases) -> dict[str, Any]:
             continue  # --quick: scale and backpressure under the first loop only
         _scale_and_backpressure(options, loop, figures, phases)
     _latency(options, figures, phases)
+    phases.start("acp-flood", 1, 1, f"{options.flood_updates} updates, corral serve vs the ACP SDK")
+    figures.acp_flood = measure_acp_flood(options.flood_updates, repeats=3)
+    phases.done()
     report = _summary(figures, time.perf_counter() - started)
     _table(figures, options.out)
     return report
@@ -209,6 +220,7 @@ def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
     scale_main = figures.scale.get("uvloop") or next(iter(figures.scale.values()))
     thousand = next(s for s in scale_main if s.sessions == 1000)
     half = next(lat for lat in figures.latency if lat.load == 0.5)
+    flood = figures.acp_flood
     return {
         "floor_ratio": {
             "value": round(main.floor_ratio, 2),
@@ -235,6 +247,7 @@ def _summary(figures: Figures, seconds: float) -> dict[str, Any]:
             "target_added": 5.0,
             "baseline": {"relay_p99_ms": round(half.relay_p99_ms, 3), "rate": round(half.rate)},
         },
+        "acp_flood_ratio": flood_summary(flood) if flood is not None else None,
         "details": attrs.asdict(figures),
         "seconds": round(seconds, 1),
     }
@@ -294,6 +307,10 @@ def _table(figures: Figures, out: TextIO) -> None:
             f"  {lat.load:>6.0%}{lat.rate:>9.0f}{lat.p50_ms:>9.2f}{lat.p99_ms:>9.2f}"
             f"{lat.p999_ms:>10.2f}{lat.relay_p99_ms:>11.2f}"
         )
+    if figures.acp_flood is not None:
+        line()
+        for text in flood_table(figures.acp_flood):
+            line(text)
 
 
 def write_json(report: dict[str, Any], path: str) -> None:

@@ -78,6 +78,9 @@ def test_corral_bench_quick_writes_every_figure_with_its_baseline(
         assert set(costs) == {"source", "engine", "line", "transcript", "rest"}, corpus
         assert all(costs[stage] > 0 for stage in ("source", "engine", "line", "transcript")), corpus
     assert "where corral's time goes" in out.getvalue()
+    # The ACP flood, corral serve against the ACP SDK's client (test_acp_flood.py).
+    assert figures["acp_flood_ratio"]["baseline"]["updates"] == 10_000
+    assert "acp-flood" in out.getvalue()
     # The bench's sessions (the latency phase's real `corral serve` too) keep
     # their transcripts in a scratch archive, never in the user's.
     assert list(find_transcripts(corral_home)) == []
