@@ -187,9 +187,12 @@ def test_each_agent_s_format_is_declared_by_its_own_source_package() -> None:
     by_format = {
         native.format: native
         for entry in default_catalog().entries()
-        if (native := entry.native_transcripts) is not None
+        for native in (entry.native_transcripts, entry.recorded_wire)
+        if native is not None
     }
-    assert set(by_format) == {"claude", "codex", "copilot", "acp", "gemini", "opencode"}
+    own = {"claude", "codex", "copilot", "gemini", "opencode"}
+    recorded_wires = {"acp", "claude-wire", "codex-wire", "copilot-wire"}  # corral's own files
+    assert set(by_format) == own | recorded_wires
     assert by_format["claude"].read is claude.read_native_transcript
     assert by_format["codex"].read is codex.read_native_transcript
     assert by_format["copilot"].read is copilot.read_native_transcript
