@@ -151,7 +151,8 @@ def build_parser(serve_defaults: Mapping[str, Any] | None = None) -> argparse.Ar
         help="measure throughput, latency, scale and backpressure against baselines",
         description="Every figure is measured in this run next to its baseline: the orjson "
         "parsing floor and a naive relay for throughput, a plain relay for latency, the idle "
-        "process for memory. Takes a few minutes; --quick takes about one.",
+        "process for memory, the ACP SDK's client for a flood of ACP updates. Takes a few "
+        "minutes; --quick takes about one.",
     )
     bench.add_argument(
         "--quick",
