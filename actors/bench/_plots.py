@@ -19,7 +19,10 @@ The charts, from one run:
 - events/s, and event-loop lag, against the number of sessions, one
   series per event loop. `_against` draws a figure against any count of
   things, so a figure against the number of Ray nodes (`--ray`, later)
-  is one more `_against` call on the rows that run adds.
+  is one more `_against` call on the rows that run adds;
+- the ACP flood: corral's CPU and wall time per update against the ACP
+  SDK client's (bars; corral's ratio to the SDK on top), when the run has
+  both sides (a report from before the phase, or without the SDK, has none).
 
 The SVGs are reproducible: text stays text (`svg.fonttype: none`, so a
 test and a reader can find the titles), with a fixed id salt and no date.
@@ -71,6 +74,7 @@ def charts(report: Mapping[str, Any]) -> list[Chart]:
     """What to draw from a run's report (`run_bench`'s, or its `--json`)."""
     details = report["details"]
     scale = details["scale"]
+    flood = report.get("acp_flood_ratio")
     return [
         _cost_per_event(details["throughput"]),
         _latency(details["latency"], details["max_rate"]),
@@ -93,7 +97,36 @@ def charts(report: Mapping[str, Any]) -> list[Chart]:
             lambda row: row["max_lag_ms"],
             log_y=True,
         ),
+        *([_acp_flood(flood)] if flood and flood["value"] is not None else []),
     ]
+
+
+def _acp_flood(flood: Mapping[str, Any]) -> Chart:
+    """corral and the ACP SDK's client on the same flood: CPU, then wall time, per update."""
+    figures = flood["baseline"]
+    measures = (("CPU", "cpu"), ("wall time", "wall"))
+
+    def side(name: str) -> tuple[tuple[float, float], ...]:
+        return tuple(
+            (float(index), figures[f"{name}_{key}_us_per_update"])
+            for index, (_, key) in enumerate(measures)
+        )
+
+    ratios = (flood["value"], figures["wall_ratio"])
+    return Chart(
+        name="acp-flood",
+        title=f"A flood of {figures['updates']:,} ACP updates: corral against the ACP SDK's client",
+        x_label="measure (CPU: the peer's processes, the agent's excluded)",
+        y_label="µs per update",
+        series=(
+            Series("corral serve + app", side("corral")),
+            Series("ACP SDK client", side("sdk")),
+        ),
+        kind="bars",
+        categories=tuple(label for label, _ in measures),
+        notes=tuple(f"×{ratio:.2f}" for ratio in ratios),
+        noted="corral serve + app",
+    )
 
 
 def _us_per_event(seconds: float, events: int) -> float:

@@ -25,8 +25,10 @@ from corral.actors.bench._acp_flood import (
     measure_acp_flood,
 )
 from corral.actors.bench._flood_agent import SESSION_ID, chunk_text, serve
+from corral.actors.bench._plots import charts, write_charts
 from corral.sinks.transcript import find_transcripts
 
+from tests.benchmarks.test_plots import _texts, drawing, synthetic_report
 from tests.support.schema import check_line
 
 UPDATES = 1_500
@@ -124,12 +126,16 @@ def _run(side: str, cpu_s: float, wall_s: float) -> FloodRun:
     return FloodRun(side=side, updates=1000, in_order=True, cpu_s=cpu_s, wall_s=wall_s, parts=parts)
 
 
-def test_the_ratio_is_of_median_cpu_per_update_and_wall_time_is_reported_beside_it() -> None:
-    flood = AcpFlood(
+def _three_runs_each() -> AcpFlood:
+    return AcpFlood(
         updates=1000,
         corral=(_run("corral", 0.030, 0.5), _run("corral", 0.020, 0.1), _run("corral", 0.9, 0.2)),
         sdk=(_run("sdk", 0.040, 0.4), _run("sdk", 0.050, 0.2), _run("sdk", 0.045, 0.3)),
     )
+
+
+def test_the_ratio_is_of_median_cpu_per_update_and_wall_time_is_reported_beside_it() -> None:
+    flood = _three_runs_each()
     assert flood.corral_cpu_us == pytest.approx(30.0)  # the median run, not the mean
     assert flood.sdk_cpu_us == pytest.approx(45.0)
     assert flood.ratio == pytest.approx(30 / 45)
@@ -137,3 +143,27 @@ def test_the_ratio_is_of_median_cpu_per_update_and_wall_time_is_reported_beside_
     baseline = flood_summary(flood)["baseline"]
     assert baseline["corral_parts_us_per_update"] == {"serve": 27.0, "app": 3.0}
     assert (baseline["corral_wall_us_per_update"], baseline["sdk_wall_us_per_update"]) == (200, 300)
+
+
+def test_a_run_with_both_sides_has_a_chart_of_the_flood_and_one_without_the_sdk_none() -> None:
+    report = synthetic_report()
+    assert "acp-flood" not in {chart.name for chart in charts(report)}  # a run before the phase
+    report["acp_flood_ratio"] = flood_summary(AcpFlood(updates=1000, corral=(), sdk=()))
+    assert "acp-flood" not in {chart.name for chart in charts(report)}  # no SDK, no ratio
+    report["acp_flood_ratio"] = flood_summary(_three_runs_each())
+    (chart,) = [chart for chart in charts(report) if chart.name == "acp-flood"]
+    assert chart.categories == ("CPU", "wall time")
+    corral, sdk = chart.series
+    assert corral.points == ((0.0, 30.0), (1.0, 200.0))
+    assert sdk.points == ((0.0, 45.0), (1.0, 300.0))
+    assert chart.notes == ("×0.67", "×0.67")  # corral ÷ SDK over corral's bars
+
+
+@drawing
+def test_the_flood_chart_is_drawn_with_its_title_and_legend(tmp_path: Path) -> None:
+    report = synthetic_report()
+    report["acp_flood_ratio"] = flood_summary(_three_runs_each())
+    write_charts(report, str(tmp_path))
+    text = _texts(tmp_path / "acp-flood.svg")
+    assert "corral against the ACP SDK's client" in text
+    assert "corral serve + app" in text and "ACP SDK client" in text
