@@ -6,9 +6,10 @@ driver.run ─► driver_events ─► [engine] ─► events_out ─► FanOut 
    └──────── driver.send ◄───────┘
 ```
 
-The actor loop feeds the engine one driver event at a time and only when
-the previous output has gone out; while `events_out` is full the loop
-waits, `driver_events` fills, and the driver stops reading the agent:
+The actor loop feeds the engine a batch of driver events at a time (what
+the driver holds, at most `_FAIR_SHARE`) and only when the previous output
+has gone out, as one batch; while `events_out` is full the loop waits,
+`driver_events` fills, and the driver stops reading the agent:
 backpressure, nothing dropped. Commands (`prompt`, `answer`, `cancel`,
 `close`...) call the engine directly from the caller's task and forward
 what it decided to the agent at once, so they are never queued behind the
@@ -38,7 +39,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 import attrs
 
-from ..pipeline.channels import BrokenChannel, Channel, EndOfChannel
+from ..pipeline.channels import BrokenChannel, Channel
 from ..pipeline.commands import RollbackScope
 from ..pipeline.driver import AgentExited, Driver, DriverEvent
 from ..pipeline.errors import AgentGone, CorralError, ErrorKind
@@ -196,7 +197,7 @@ class SessionActor:
 
     async def _loop(self) -> None:
         engine = self.engine
-        streak = 0
+        driver_events = self.driver_events
         while True:
             if engine.outbox or engine.status is not self._status_seen:
                 await self._flush_outbox()
@@ -205,20 +206,19 @@ class SessionActor:
             if engine.finished:
                 await self._flush_outbox()
                 return
-            try:
-                event = self.driver_events.try_receive()
-            except EndOfChannel:
-                # The driver ended without saying why; the agent is gone.
-                engine.on_driver_event(AgentExited(status="unknown", stderr=""))
-                continue
-            if event is not None:
-                engine.on_driver_event(event)
-                streak += 1
-                if streak >= _FAIR_SHARE:
+            if len(driver_events):
+                # What the driver holds, as one batch (no wait: it is there).
+                batch = await driver_events.receive_batch(_FAIR_SHARE)
+                engine.on_driver_events(batch)
+                if len(batch) == _FAIR_SHARE:
                     # While channels have room nothing here suspends; let the
                     # other sessions (and the app's commands) run now and then.
-                    streak = 0
+                    await self._flush_outbox()
                     await asyncio.sleep(0)
+                continue
+            if driver_events.closed:
+                # The driver ended without saying why; the agent is gone.
+                engine.on_driver_event(AgentExited(status="unknown", stderr=""))
                 continue
             engine.on_quiescent()
             if engine.outbox or engine.to_driver:
@@ -235,13 +235,13 @@ class SessionActor:
             engine.on_time()
 
     async def _flush_outbox(self) -> None:
+        """The engine's records to the sinks, in order, as one batch."""
         outbox = self.engine.outbox
-        events_out = self.events_out
         while outbox:
-            record = outbox.popleft()
-            if not events_out.try_send(record):  # full: wait for room
-                await events_out.send(record)
-            self._sent += 1
+            records = list(outbox)
+            outbox.clear()  # what a command adds meanwhile goes in the next batch
+            await self.events_out.send_batch(records)
+            self._sent += len(records)
         if self.engine.status is not self._status_seen:
             self._announce_status()
 

@@ -1,17 +1,20 @@
 """Bounded channels between stages: backpressure, explicit close, statistics.
 
 A `Channel` holds at most `capacity` items and, when given `max_bytes` and
-a `size` function, at most that many bytes of them. `send` waits while it is full,
-which is how backpressure travels upstream: a slow sink stops the fan-out,
-which stops the engine, which stops the source reading the agent's stdout,
-and the OS pipe then stops the agent. Nothing is dropped.
+a `size` function, at most that many bytes of them. `send` waits while it is
+full, which is how backpressure travels upstream: a slow sink stops the
+fan-out, which stops the engine, which stops the source reading the agent's
+stdout, and the OS pipe then stops the agent. Nothing is dropped.
 
-The byte bound is what keeps memory bounded when items differ wildly in
-size: 256 text deltas are a few kilobytes, 256 events of an agent's 16 MB
-lines are 4 GB. An item larger than the whole bound is still admitted when
-the channel is empty (alone), so no item can wait forever; an item that fits
-waits until the bytes ahead of it leave. `size` is called once per item, on
-its way in, and must not change for an item.
+The hot path moves batches: `send_batch` puts a read's worth of items with
+one wake-up of the receiver, `receive_batch` takes what is held with one.
+A batch counts as its items and their bytes, so the bounds stay exact: what
+fits goes in, the rest waits for room (a batch larger than the bound is
+split). The byte bound keeps memory bounded when items differ wildly in
+size (256 text deltas are a few kilobytes, 256 events of 16 MB lines are
+4 GB); an item larger than the whole bound is admitted alone, so none waits
+forever. `size` is called once per item, on its way in; `receive_sized`
+hands the sizes on, so a fan-out measures an item once, not per output.
 
 Three distinct endings (after trio's memory channels):
 - the sender called `close()`: receivers drain what is left, then get
@@ -20,15 +23,11 @@ Three distinct endings (after trio's memory channels):
   `BrokenChannel` (the other side is gone);
 - sending after your own `close()` raises `ChannelClosed` (a bug).
 
-Waiting on several inputs at once (two channels, a channel and commands
-from other tasks, a deadline) has one way: a `Wakeup` over the channels
-(`pipeline/wakeup.py`), which other tasks may `kick`, and whose `wait`
-takes a bound in seconds. It waits with one future (`watch`), not a task
-per input.
-
-`statistics()` is a frozen snapshot (depth, capacity, waiting tasks, totals,
-time senders spent blocked) for metrics and for tests that wait until a
-producer is blocked instead of sleeping.
+Waiting on several inputs at once (channels, kicks from other tasks, a
+deadline) has one way: a `Wakeup` (`pipeline/wakeup.py`), with one future
+(`watch`), not a task per input. `statistics()` is a frozen snapshot (depth,
+capacity, waiting tasks, totals, time senders spent blocked) for metrics and
+for tests that wait until a producer is blocked instead of sleeping.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Generic, TypeVar
 
 import attrs
@@ -132,26 +131,19 @@ class Channel(Generic[T]):
 
     # ---- the byte bound (only with `max_bytes`) ----------------------------------------
 
-    def _fits(self, nbytes: int) -> bool:
-        """Room for an item of `nbytes` by the byte bound (any item, alone)."""
-        return not self._items or self._bytes + nbytes <= self._byte_limit
-
     def _put(self, item: T, nbytes: int) -> None:
         self._items.append(item)
         if self._size is not None:
             self._sizes.append(nbytes)
             self._bytes += nbytes
 
-    def _taken(self, count: int) -> None:
-        """`count` items left from the front: their bytes with them."""
-        if self._sizes:
-            for _ in range(count):
-                self._bytes -= self._sizes.popleft()
-
     def _has_room(self, nbytes: int) -> bool:
-        if len(self._items) >= self._capacity:
-            return False
-        return self._max_bytes is None or self._fits(nbytes)
+        """Room for an item of `nbytes`; by the byte bound any item fits alone
+        (without one, both byte figures stay 0)."""
+        items = self._items
+        return len(items) < self._capacity and (
+            not items or self._bytes + nbytes <= self._byte_limit
+        )
 
     def _check_open(self) -> None:
         if self._aborted:
@@ -184,31 +176,66 @@ class Channel(Generic[T]):
         """Put, waiting while the channel is full (backpressure)."""
         if self._closed:
             self._check_open()
-        items = self._items
+        nbytes = 0 if self._size is None else self._size(item)
+        if self._senders or not self._has_room(nbytes):
+            await self._wait_for_room(nbytes)
+        self._put(item, nbytes)
+        self._sent += 1
+        if self._receivers:
+            self._wake(self._receivers)
+        if self._senders and len(self._items) < self._capacity:
+            self._wake(self._senders)
+
+    async def send_batch(self, batch: Sequence[T], sizes: Sequence[int] | None = None) -> None:
+        """Put every item of `batch`, in order, waiting while the channel is full.
+
+        A batch counts as its items and their bytes, so backpressure stays
+        exact: what fits goes in at once (one wake-up for the receiver), the
+        rest as room frees. A batch larger than the bound is thus split, and
+        an item larger than the whole byte bound still passes alone.
+        `sizes`: the items' sizes if known already (another channel measured
+        them), else `size` measures each once.
+        """
+        if self._closed:
+            self._check_open()
         if self._size is None:
-            nbytes = 0
-            if len(items) < self._capacity and not self._senders:
-                # The fast path: room, and nobody queued ahead of us.
-                items.append(item)
-                self._sent += 1
-                if self._receivers:
-                    self._wake(self._receivers)
-                return
-        else:
-            nbytes = self._size(item)
-            if (
-                not self._senders
-                and len(items) < self._capacity
-                and (not items or self._bytes + nbytes <= self._byte_limit)
-            ):
-                # The same fast path, inlined: this runs for every event of a session.
-                items.append(item)
-                self._sizes.append(nbytes)
-                self._bytes += nbytes
-                self._sent += 1
-                if self._receivers:
-                    self._wake(self._receivers)
-                return
+            sizes = None  # no byte bound here, whatever another channel measured
+        elif sizes is None:
+            sizes = [self._size(item) for item in batch]
+        start, count = 0, len(batch)
+        while start < count:
+            nbytes = 0 if sizes is None else sizes[start]
+            if self._senders or not self._has_room(nbytes):
+                await self._wait_for_room(nbytes)
+            end = self._admit(batch, sizes, start)  # at least one: there is room
+            self._sent += end - start
+            start = end
+            if self._receivers:
+                self._wake(self._receivers)
+            if self._senders and len(self._items) < self._capacity:
+                self._wake(self._senders)
+
+    def _admit(self, batch: Sequence[T], sizes: Sequence[int] | None, start: int) -> int:
+        """Put what fits of `batch[start:]` now; the index of the first item left out."""
+        items = self._items
+        end = min(len(batch), start + self._capacity - len(items))
+        if sizes is None:
+            items.extend(batch[start:end])
+            return max(start, end)
+        held, limit, index = self._bytes, self._byte_limit, start
+        while index < end:
+            nbytes = sizes[index]
+            if items and held + nbytes > limit:
+                break
+            items.append(batch[index])
+            self._sizes.append(nbytes)
+            held += nbytes
+            index += 1
+        self._bytes = held
+        return index
+
+    async def _wait_for_room(self, nbytes: int) -> None:
+        """Wait, in turn with other senders, until an item of `nbytes` fits."""
         started = time.perf_counter()
         try:
             while not self._has_room(nbytes):
@@ -225,11 +252,6 @@ class Channel(Generic[T]):
                 self._check_open()
         finally:
             self._blocked_seconds += time.perf_counter() - started
-        self._put(item, nbytes)
-        self._sent += 1
-        self._wake(self._receivers)
-        if len(self._items) < self._capacity:
-            self._wake(self._senders)
 
     def try_receive(self) -> T | None:
         """Take without waiting; None when empty (items are never None)."""
@@ -246,14 +268,18 @@ class Channel(Generic[T]):
         return item
 
     async def receive(self) -> T:
-        if self._items:
-            item = self._items.popleft()
-            if self._sizes:  # a byte bound: the item's bytes leave with it
-                self._bytes -= self._sizes.popleft()
-            self._received += 1
-            if self._senders:
-                self._wake(self._senders)
-            return item
+        if not self._items:
+            await self._until_item()
+        item = self._items.popleft()
+        if self._sizes:  # a byte bound: the item's bytes leave with it
+            self._bytes -= self._sizes.popleft()
+        self._received += 1
+        if self._senders:
+            self._wake(self._senders)
+        return item
+
+    async def _until_item(self) -> None:
+        """Wait until an item is held; EndOfChannel at the clean end."""
         while not self._items:
             if self._closed:
                 raise EndOfChannel(self.name)
@@ -266,12 +292,6 @@ class Channel(Generic[T]):
                 if self._items or self._closed:
                     self._wake(self._receivers)
                 raise
-        item = self._items.popleft()
-        if self._sizes:  # a byte bound: the item's bytes leave with it
-            self._bytes -= self._sizes.popleft()
-        self._received += 1
-        self._wake(self._senders)
-        return item
 
     async def receive_batch(self, limit: int = 256) -> list[T]:
         """Everything available now (at most `limit`), waiting for at least one.
@@ -279,16 +299,29 @@ class Channel(Generic[T]):
         Raises EndOfChannel at the clean end, like `receive`. Stages that can
         handle items together use it to pay per-item costs once per batch.
         """
-        first = await self.receive()
-        batch = [first]
+        batch, _ = await self.receive_sized(limit)
+        return batch
+
+    async def receive_sized(self, limit: int = 256) -> tuple[list[T], list[int] | None]:
+        """`receive_batch`, with the items' sizes (None without a byte bound).
+
+        A stage that passes the batch on to other byte-bounded channels (the
+        fan-out) hands them the sizes, so an item is measured once, not per hop.
+        """
         items = self._items
-        while items and len(batch) < limit:
-            batch.append(items.popleft())
-        self._taken(len(batch) - 1)
-        self._received += len(batch) - 1
+        if not items:
+            await self._until_item()
+        count = min(len(items), limit)
+        batch = [items.popleft() for _ in range(count)]
+        self._received += count
+        sizes: list[int] | None = None
+        if self._size is not None:
+            held = self._sizes
+            sizes = [held.popleft() for _ in range(count)]
+            self._bytes -= sum(sizes)
         if self._senders:
             self._wake(self._senders)
-        return batch
+        return batch, sizes
 
     async def batches(self, limit: int = 256) -> AsyncIterator[list[T]]:
         """`receive_batch` after `receive_batch`, until the clean end."""
@@ -357,10 +390,7 @@ class Channel(Generic[T]):
     def closed(self) -> bool:
         return self._closed
 
-    def __aiter__(self) -> AsyncIterator[T]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[T]:
+    async def __aiter__(self) -> AsyncIterator[T]:
         while True:
             try:
                 yield await self.receive()

@@ -1,11 +1,10 @@
 """The contract between a source (one agent's wire) and the session engine.
 
-Sources translate; the engine decides. A source's driver turns the agent's
-frames into `DriverEvent`s (what the agent said, in the agent's terms but in
-corral's vocabulary) and turns `DriverCommand`s (what the engine decided)
-into the agent's wire. The engine owns turns, status, the prompt queue,
-requests and sequence numbers; a driver never emits a `TurnStarted`,
-`StatusChanged`, `RequestClosed` or sequence number itself.
+Sources translate; the engine decides. A driver turns the agent's frames
+into `DriverEvent`s (what the agent said, in corral's vocabulary) and
+`DriverCommand`s (what the engine decided) into the agent's wire. The engine
+owns turns, status, the prompt queue, requests and sequence numbers; a driver
+never emits a `TurnStarted`, `StatusChanged`, `RequestClosed` or sequence.
 
 Rules a driver keeps:
 - every `StartTurn` is answered by `TurnBegan` once the wire confirms the
@@ -13,7 +12,8 @@ Rules a driver keeps:
   `TurnFinished`; content the wire sends between the two belongs to it;
 - every `SteerTurn` gets one `SteerVerdict`; every `Configure` one
   `ConfigApplied` or `ConfigRefused`; every `Rollback` one `RollbackVerdict`;
-- `run` ends when the agent's output ends, after sending `AgentExited`;
+- `run` sends a read's worth of events as one batch (`send_batch`) and ends
+  when the agent's output ends, after sending `AgentExited`;
 - unknown frames become `Emitted(Diagnostic(Info), unknown_frame=<its type>)`
   with the raw frame in `extensions`, never silence; a line that is not the
   wire's becomes `Emitted(Diagnostic(Warning), problem=<its ProblemKind>)`.
@@ -23,15 +23,15 @@ What corral itself reads off an event travels in typed fields (`tokens`,
 own keys (`<source>/...`: raw frames, the agent's extras), passed to the app
 as they are. The engine writes the typed fields into the event's
 `extensions` (`corral/tokens`, `corral/model`, `corral/decode_error`,
-`corral/unknown_frame`) where it emits the event, through
-`pipeline/extensions.py`, which is also where the sinks read them back.
+`corral/unknown_frame`) where it emits the event (`pipeline/extensions.py`,
+also where the sinks read them back).
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import attrs
@@ -375,6 +375,8 @@ class Handshake:
 class EventSink(Protocol):
     async def send(self, item: DriverEvent) -> None: ...
 
+    async def send_batch(self, batch: Sequence[DriverEvent]) -> None: ...
+
 
 class Driver(Protocol):
     """One running agent session, as the engine's actor drives it."""
@@ -383,18 +385,13 @@ class Driver(Protocol):
         """Launch the agent and complete the handshake; raise CorralError.
 
         Helper tasks (stdout and stderr readers) go into `tasks`, the
-        session's own task group, so they never outlive the session.
-        """
-        ...
+        session's own task group, so they never outlive the session."""
 
     async def run(self, events_out: EventSink) -> None:
         """Read the wire until it ends, sending DriverEvents; ends with AgentExited."""
-        ...
 
     async def send(self, command: DriverCommand) -> None:
         """Encode one engine decision onto the wire."""
-        ...
 
     async def stop(self, grace: float) -> None:
         """End the agent: EOF, then SIGTERM, then SIGKILL, within `grace` seconds."""
-        ...

@@ -2,7 +2,8 @@
 
 `JsonRpcPeer.pump` reads the agent's stdout for the whole session: a
 response settles the matching request of ours; requests and notifications
-from the agent go, in order, into the `incoming` channel (bounded: while it
+from the agent go, in order and a read's worth at a time (one batch per
+chunk read), into the `incoming` channel (bounded: while it
 is full the pump stops reading, and the agent's pipe stops the agent). A
 line that is not JSON-RPC is not dropped: it goes in as `WireNoise` for
 the driver to report. Responses are matched only against our own requests
@@ -25,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -113,7 +114,7 @@ def line_frame(body: bytes) -> bytes:
 class IncomingSink(Protocol):
     """Where the pump puts what the agent sent (a channel that may hold more)."""
 
-    async def send(self, item: Incoming, /) -> None: ...
+    async def send_batch(self, batch: Sequence[Incoming], /) -> None: ...
 
     def close(self) -> None: ...
 
@@ -146,7 +147,8 @@ class JsonRpcPeer:
         self._gone = False
 
     async def pump(self, incoming: IncomingSink) -> None:
-        """Every message to `incoming`, each with roughly the bytes read for it.
+        """Every message to `incoming`, a read's worth at a time, each with
+        roughly the bytes read for it.
 
         The bytes read since the last message are shared among the messages a
         chunk completes: a line that spans many chunks carries them all, so a
@@ -156,14 +158,13 @@ class JsonRpcPeer:
         try:
             while chunk := await self._process.read():
                 unclaimed += len(chunk)
-                items = self._decoder.feed(chunk)
-                if items:
-                    share, unclaimed = unclaimed // len(items), 0
-                    for item in items:
-                        await self._dispatch(item, incoming, share)
-            items = self._decoder.end()
-            for item in items:
-                await self._dispatch(item, incoming, unclaimed // len(items))
+                decoded = self._decoder.feed(chunk)
+                if decoded:
+                    share, unclaimed = unclaimed // len(decoded), 0
+                    await self._hand_on(decoded, share, incoming)
+            decoded = self._decoder.end()
+            if decoded:
+                await self._hand_on(decoded, unclaimed // len(decoded), incoming)
         finally:
             self._gone = True
             for waiter in self._waiting.values():
@@ -172,40 +173,40 @@ class JsonRpcPeer:
             self._waiting.clear()
             incoming.close()
 
-    async def _dispatch(
-        self, item: dict[str, Any] | NotJson | Oversized, incoming: IncomingSink, size: int
-    ) -> None:
-        if isinstance(item, NotJson | Oversized):
-            request_id = unreadable_request_id(item.prefix) if isinstance(item, NotJson) else None
-            await incoming.send(WireProblem.from_decoder(item, request_id))
-            return
-        if self._telemetry.records_wire:
-            self._telemetry.wire_line("in", orjson.dumps(item))
-        method = item.get("method")
-        if isinstance(method, str):
-            if "id" in item and item["id"] is not None:
-                await incoming.send(RpcRequest(item["id"], method, item.get("params"), size))
+    async def _hand_on(self, decoded: Decoded, size: int, incoming: IncomingSink) -> None:
+        """One read's messages to `incoming` as one batch; then the responses among
+        them settle our requests, so what a request's caller does next (ACP's
+        `stopReason`) follows every message the agent sent before its answer."""
+        batch: list[Incoming] = []
+        answered: list[tuple[asyncio.Future[Any], dict[str, Any]]] = []
+        for item in decoded:
+            if isinstance(item, NotJson | Oversized):
+                unread = unreadable_request_id(item.prefix) if isinstance(item, NotJson) else None
+                batch.append(WireProblem.from_decoder(item, unread))
+                continue
+            if self._telemetry.records_wire:
+                self._telemetry.wire_line("in", orjson.dumps(item))
+            method = item.get("method")
+            if isinstance(method, str):
+                if "id" in item and item["id"] is not None:
+                    batch.append(RpcRequest(item["id"], method, item.get("params"), size))
+                else:
+                    batch.append(RpcNotification(method, item.get("params"), size))
+                continue
+            message_id = item.get("id")
+            waiter = self._waiting.pop(message_id, None) if isinstance(message_id, int) else None
+            if waiter is None:
+                raw = orjson.dumps(item)[:200].decode(errors="replace")
+                reason = "a response to no request of ours"
+                batch.append(WireProblem(kind=ProblemKind.BAD_SHAPE, reason=reason, raw=raw))
             else:
-                await incoming.send(RpcNotification(method, item.get("params"), size))
-            return
-        message_id = item.get("id")
-        waiter = self._waiting.pop(message_id, None) if isinstance(message_id, int) else None
-        if waiter is None:
-            raw = orjson.dumps(item)[:200].decode(errors="replace")
-            reason = "a response to no request of ours"
-            await incoming.send(WireProblem(kind=ProblemKind.BAD_SHAPE, reason=reason, raw=raw))
-            return
-        if waiter.done():
-            return  # the caller gave up (timeout or cancel)
-        error = item.get("error")
-        if isinstance(error, dict):
-            waiter.set_exception(
-                RpcError(
-                    int(error.get("code", -32603)), str(error.get("message", "")), error.get("data")
-                )
-            )
-        else:
-            waiter.set_result(item.get("result"))
+                answered.append((waiter, item))
+        try:
+            if batch:
+                await incoming.send_batch(batch)
+        finally:
+            for waiter, response in answered:
+                _settle(waiter, response)
 
     async def _send(self, message: dict[str, Any]) -> None:
         line = orjson.dumps(message)
@@ -248,3 +249,15 @@ class JsonRpcPeer:
         if data is not None:
             error["data"] = data
         await self._send({"jsonrpc": JSONRPC, "id": message_id, "error": error})
+
+
+def _settle(waiter: asyncio.Future[Any], response: dict[str, Any]) -> None:
+    """A response settles the request of ours it answers (unless its caller gave up)."""
+    if waiter.done():
+        return  # the caller gave up (timeout or cancel)
+    error = response.get("error")
+    if isinstance(error, dict):
+        code, message = int(error.get("code", -32603)), str(error.get("message", ""))
+        waiter.set_exception(RpcError(code, message, error.get("data")))
+    else:
+        waiter.set_result(response.get("result"))

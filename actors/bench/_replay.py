@@ -3,7 +3,7 @@
 `ReplayDriver` is a driver with no process: at the first `StartTurn` it
 feeds the recorded bytes, in pipe-sized chunks, through the same sans-IO
 reader as the live source (a fresh one per segment) and sends the driver
-events on, as one turn. What is timed is corral's own cost, not an agent's.
+events on, one batch per chunk, as one turn. What is timed is corral's own cost, not an agent's.
 """
 
 from __future__ import annotations
@@ -53,10 +53,11 @@ class ReplayDriver:
 
     @staticmethod
     async def _forward(events: list[DriverEvent], events_out: EventSink) -> None:
-        # The recordings' own turn boundaries fold into the one replayed turn.
-        for event in events:
-            if not isinstance(event, TurnBegan | TurnFinished):
-                await events_out.send(event)
+        # One batch per chunk, as a live source sends a read's worth. The
+        # recordings' own turn boundaries fold into the one replayed turn.
+        await events_out.send_batch(
+            [event for event in events if not isinstance(event, TurnBegan | TurnFinished)]
+        )
 
     async def send(self, command: DriverCommand) -> None:
         if isinstance(command, StartTurn):

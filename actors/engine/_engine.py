@@ -1,16 +1,13 @@
 """The session engine: every rule about turns, status, queue and requests.
 
 A sans-IO state machine. Inputs: the app's commands (`prompt`, `answer`,
-`cancel`, ...), the driver's events (`on_driver_event`), the passing of time
-(`on_time`, with `next_deadline` saying when), and `on_quiescent` (the
-driver has nothing more buffered right now). Outputs accumulate in two
-queues the caller drains after every call, `outbox` (the session's records
-and events, for the sinks) and `to_driver` (commands for the agent), and in
-settled `Pending` replies.
+`cancel`, ...), the driver's events (`on_driver_events`, a batch, each in
+turn), time (`on_time`; `next_deadline` says when), and `on_quiescent` (the
+driver holds nothing more now). Outputs accumulate in two queues the caller
+drains after every call, `outbox` (records and events, for the sinks) and
+`to_driver` (commands for the agent), and in settled `Pending` replies.
 
-One object, composed of plain parts it owns and calls; none calls the
-engine back:
-
+One object, composed of plain parts it owns and calls (none calls it back):
 - `PhaseMachine` (`_phase.py`): the turn phase and its transition table;
 - `Turns` (`_turns.py`): which turn content belongs to, start, end, time;
 - `Requests` (`_requests.py`): policy, answers, the one `Decision` each;
@@ -30,14 +27,14 @@ Invariants (ENGINE.md), besides the phase table's own:
 - every request ends with exactly one `Decision` record and, if the app saw
   it, one `RequestClosed`; a turn's end withdraws the requests still open
   and puts a steer still waiting back at the head of the queue;
-- `outbox` grows only by what one input produces: the actor feeds the next
-  driver event only once the previous output has been taken.
+- `outbox` grows only by what one input (one batch) produces: the actor
+  feeds the next batch only once the previous output has been taken.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ...pipeline.commands import PermissionMode, RollbackScope
 from ...pipeline.driver import (
@@ -317,6 +314,10 @@ class Engine:
         self._turns.end(stop, extensions)
 
     # ---- driver events -------------------------------------------------------
+
+    def on_driver_events(self, events: Iterable[DriverEvent]) -> None:
+        for event in events:  # a batch, in order: per event is only what must be
+            self.on_driver_event(event)
 
     def on_driver_event(self, event: DriverEvent) -> None:
         self._machine.check()

@@ -1,9 +1,9 @@
 """`JsonRpcDriver`: the process, pump, inbox, reading loop and stop of a JSON-RPC source.
 
 ```
-agent stdout ─► JsonRpcPeer.pump ─► inbox.frames (bounded) ─┐
+agent stdout ─► JsonRpcPeer.pump ─► inbox.frames (bounded) ─┐  (a read's worth per batch)
                                                              ├─► run ─► _translate ─► events_out
-driver's own events ─► inbox.put_local ──────────────────────┘
+driver's own events ─► inbox.put_local ──────────────────────┘  (a batch's events, one send)
 engine ─► send (the provider's encoder) ─► requests, answers ─► agent stdin
 ```
 
@@ -213,8 +213,8 @@ class JsonRpcDriver(abc.ABC, Generic[F]):
 
     async def run(self, events_out: EventSink) -> None:
         try:
-            while (item := await self._inbox.next()) is not None:
-                await self._deliver(item, events_out)
+            while (batch := await self._inbox.next_batch()) is not None:
+                await self._deliver_batch(batch, events_out)
         finally:
             self._inbox.abort_local()  # tasks still reporting give up
         process = self._process
@@ -223,10 +223,21 @@ class JsonRpcDriver(abc.ABC, Generic[F]):
         await events_out.send(AgentExited(status=status, stderr=process.stderr_tail()))
 
     async def _deliver(self, item: Local | F, events_out: EventSink) -> None:
-        events = list(item.events) if isinstance(item, Local) else await self._translate(item)
+        await self._deliver_batch((item,), events_out)
+
+    async def _deliver_batch(self, items: Sequence[Local | F], events_out: EventSink) -> None:
+        """A batch of frames in, their events out as one batch (in order)."""
+        events: list[DriverEvent] = []
+        for item in items:
+            if isinstance(item, Local):
+                events.extend(item.events)
+            else:
+                events.extend(await self._translate(item))
+        telemetry = self._telemetry
         for event in events:
-            tally(self._telemetry, event)
-            await events_out.send(event)
+            tally(telemetry, event)
+        if events:
+            await events_out.send_batch(events)
 
     # ---- stopping ------------------------------------------------------------------
 

@@ -11,8 +11,9 @@ of two ways:
   said before it (ACP's `stopReason` must follow every update the agent
   sent ahead of its answer).
 
-`next` returns a `Local`, a frame, or None once the agent's output ended
-(the frames channel was closed by the pump). Putting into an inbox whose
+`next_batch` returns a `Local` alone, or the frames held now (a batch, as
+the pump put them in: a read's worth), or None once the agent's output
+ended (the frames channel was closed by the pump). Putting into an inbox whose
 driver stopped does nothing: the session is over. Both channels are
 bounded, the frames also in bytes (each message counts the bytes read for
 it, so a few huge lines fill it as surely as many small ones); a full one
@@ -72,20 +73,22 @@ class Inbox(Generic[F]):
         with contextlib.suppress(BrokenChannel, ChannelClosed):  # output ended, or stopped
             await self.frames.send(item)
 
-    async def next(self) -> Local | F | None:
+    async def next_batch(self, limit: int = 64) -> list[Local | F] | None:
+        """What to deliver next: the driver's own events (one `Local`), else the
+        agent's frames held now (at most `limit`, in order); None once the
+        agent's output ended."""
+        frames = self.frames
         while True:
             try:
                 local = self._local.try_receive()
             except EndOfChannel:
                 local = None
             if local is not None:
-                return local
-            try:
-                frame = self.frames.try_receive()
-            except EndOfChannel:
+                return [local]
+            if len(frames):
+                return await frames.receive_batch(limit)  # no wait: they are held
+            if frames.closed:
                 return None
-            if frame is not None:
-                return frame
             await self._wait()
 
     async def _wait(self) -> None:

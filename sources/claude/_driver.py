@@ -169,8 +169,8 @@ class ClaudeDriver:
             self._mcp_file.remove()
 
     async def run(self, events_out: EventSink) -> None:
-        async for event in self._events:
-            await events_out.send(event)
+        async for batch in self._events.batches():
+            await events_out.send_batch(batch)
 
     async def send(self, command: DriverCommand) -> None:
         await self._ready.wait()
@@ -256,8 +256,7 @@ class ClaudeDriver:
         process = self._process
         assert process is not None
         while chunk := await process.read():
-            for event in self._receive(chunk):
-                await self._forward(event)
+            await self._forward_batch(self._receive(chunk))
             await self._write(self._protocol.data_to_send())
             await self._fork_if_ready()
         for line in self._lines.end():
@@ -349,8 +348,13 @@ class ClaudeDriver:
         return self._protocol.receive_line(line)
 
     async def _forward(self, event: DriverEvent) -> None:
-        tally(self._telemetry, event)
-        await self._events.send(event)
+        await self._forward_batch((event,))
+
+    async def _forward_batch(self, events: Sequence[DriverEvent]) -> None:
+        """A read's events, as one batch."""
+        for event in events:
+            tally(self._telemetry, event)
+        await self._events.send_batch(events)
 
     async def _write(self, data: bytes) -> None:
         process = self._process

@@ -16,6 +16,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Sequence
 
 import orjson
 
@@ -36,6 +37,9 @@ class _Pipes:
 
     async def send(self, event: DriverEvent) -> None:
         await self.raw(orjson.dumps(encode_event(event)) + b"\n")
+
+    async def send_batch(self, batch: Sequence[DriverEvent]) -> None:
+        await self.raw(b"".join(orjson.dumps(encode_event(event)) + b"\n" for event in batch))
 
     async def raw(self, data: bytes) -> None:
         self._writer.write(data)

@@ -13,6 +13,7 @@ is what ends the session, mid-turn, at a moment the test chooses.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from corral.actors.cli import version
 from corral.actors.runtime import Runtime
@@ -68,6 +69,10 @@ class _Tripwire:
         if isinstance(kind, TextDelta) and kind.text == BOOM:
             raise RuntimeError("a bug in a source")
         await self._events_out.send(item)
+
+    async def send_batch(self, batch: Sequence[DriverEvent]) -> None:
+        for item in batch:
+            await self.send(item)
 
 
 class CrashingDriver(MockDriver):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Sequence
 from typing import Any, cast
 
 import pytest
@@ -143,9 +144,10 @@ async def test_the_inbox_holds_the_agent_s_messages_in_bytes_not_only_in_count()
     held = inbox.frames.statistics()
     assert not pump.done()  # the reading waits: two megabytes are held, not 64 messages
     assert held.depth == 2 and held.bytes <= 2_500_000 + len(line)
-    got = [await inbox.next() for _ in range(6)]
+    got: list[object] = []
+    while (batch := await inbox.next_batch()) is not None:
+        got += batch
     assert [type(item) for item in got] == [RpcNotification] * 6
-    assert await inbox.next() is None
     await pump
 
 
@@ -157,8 +159,8 @@ async def test_local_events_are_served_before_waiting_frames() -> None:
     await inbox.frames.send("frame 1")
     verdict = SteerVerdict(prompt_id="p1", accepted=True)
     await inbox.put_local(verdict)
-    assert await inbox.next() == Local((verdict,))
-    assert await inbox.next() == "frame 1"
+    assert await inbox.next_batch() == [Local((verdict,))]
+    assert await inbox.next_batch() == ["frame 1"]
 
 
 async def test_an_item_put_behind_keeps_its_place_after_earlier_frames() -> None:
@@ -167,12 +169,9 @@ async def test_an_item_put_behind_keeps_its_place_after_earlier_frames() -> None
     await inbox.put_behind(Local((TurnBegan(),)))
     await inbox.frames.send("frame 2")
     inbox.frames.close()
-    assert [await inbox.next() for _ in range(4)] == [
-        "frame 1",
-        Local((TurnBegan(),)),
-        "frame 2",
-        None,
-    ]
+    # One batch: what the frames channel holds, in order, the item put behind among them.
+    assert await inbox.next_batch() == ["frame 1", Local((TurnBegan(),)), "frame 2"]
+    assert await inbox.next_batch() is None
 
 
 async def test_a_stopped_inbox_takes_nothing_and_releases_a_waiting_putter() -> None:
@@ -185,19 +184,19 @@ async def test_a_stopped_inbox_takes_nothing_and_releases_a_waiting_putter() -> 
         inbox.abort()
     assert blocked.done()
     await inbox.put_behind("late")  # no error: the session is over
-    assert await inbox.next() is None
+    assert await inbox.next_batch() is None
 
 
 async def test_a_waiting_inbox_wakes_on_either_channel_with_no_task_per_channel() -> None:
     inbox: Inbox[str] = Inbox(name="t", frames=4)
     for put in (inbox.put_local(TurnBegan()), inbox.frames.send("frame 1")):
-        waiting = asyncio.create_task(inbox.next())
+        waiting = asyncio.create_task(inbox.next_batch())
         await settled()
         # One wait on both channels (a Wakeup), not a helper task per channel.
         assert asyncio.all_tasks() == {asyncio.current_task(), waiting}
         await put
         async with asyncio.timeout(5):
-            assert await waiting in (Local((TurnBegan(),)), "frame 1")
+            assert await waiting in ([Local((TurnBegan(),))], ["frame 1"])
 
 
 # ---- the base driver on a real process -------------------------------------------------
@@ -237,6 +236,9 @@ class _Events:
 
     async def send(self, event: DriverEvent) -> None:
         self.events.append(event)
+
+    async def send_batch(self, batch: Sequence[DriverEvent]) -> None:
+        self.events.extend(batch)
 
 
 def _spec(tmp_path: object) -> LaunchSpec:

@@ -47,6 +47,10 @@ class _Tagging:
             self._owner.exited(item.status)
         await self._events_out.send(item)
 
+    async def send_batch(self, batch: Sequence[DriverEvent]) -> None:
+        for item in batch:
+            await self.send(item)
+
 
 class Reporting:
     def __init__(
