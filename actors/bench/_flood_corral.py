@@ -119,50 +119,61 @@ async def flood_through_corral(updates: int, keep: Path | None) -> FloodRun:
         )
         try:
             async with asyncio.timeout(600):
-                run, said = await _drive(serve, updates, work, keep)
+                return await _drive(serve, _App(serve, keep is not None), updates, work, keep)
         finally:
             if serve.returncode is None:
                 serve.kill()
                 await serve.wait()
-    if serve.returncode != 0:
-        raise FloodFailed(f"corral serve exited {serve.returncode}: {said.decode()[-2000:]}")
-    return run
 
 
 async def _drive(
-    serve: asyncio.subprocess.Process, updates: int, work: str, keep: Path | None
-) -> tuple[FloodRun, bytes]:
+    serve: asyncio.subprocess.Process, app: _App, updates: int, work: str, keep: Path | None
+) -> FloodRun:
+    """The flood, then serve's end; a failure carries what serve said on stderr."""
     assert serve.stderr is not None
     url = await _metrics_url(serve.stderr)
-    app = _App(serve, keep is not None)
+    failure = None
     async with asyncio.TaskGroup() as tasks:
         stderr = tasks.create_task(serve.stderr.read())  # drained, for a failure's message
-        program, *args = agent_command(updates)
-        agent = {"acp": {"name": "flood", "path": program, "args": args}}
-        opened = await app.request({"id": 1, "cmd": "open", "agent": agent, "dir": work})
-        session = opened["ok"]["id"]
-        serve_before, app_before = cpu_seconds(serve.pid), time.process_time()
-        started = time.perf_counter()
-        await app.send({"id": 2, "cmd": "prompt", "session": session, "text": "flood"})
-        deltas, in_order = await app.turn(session)
-        wall = time.perf_counter() - started
-        app_cpu = time.process_time() - app_before
-        serve_cpu = await _settled_cpu(serve.pid) - serve_before
-        counted = await asyncio.to_thread(_text_deltas_counted, url)
-        await app.finish()
-        await serve.wait()
+        try:
+            run = await _flood(serve.pid, app, updates, work, url)
+            await app.finish()
+            if await serve.wait() != 0:
+                failure = f"corral serve exited {serve.returncode}"
+        except FloodFailed as failed:
+            failure = str(failed)
+            if serve.returncode is None:
+                serve.kill()  # its stderr ends: the task group can end
+    if failure is not None:
+        said = stderr.result().decode(errors="replace")[-2000:]
+        raise FloodFailed(f"{failure}; corral serve said: {said}")
     if keep is not None and app.kept is not None:
         await asyncio.to_thread(keep.write_bytes, b"".join(app.kept))
-    run = FloodRun(
+    return run
+
+
+async def _flood(serve: int, app: _App, updates: int, work: str, url: str) -> FloodRun:
+    """Open a session on the agent, prompt, read the turn: the measured window."""
+    program, *args = agent_command(updates)
+    agent = {"acp": {"name": "flood", "path": program, "args": args}}
+    opened = await app.request({"id": 1, "cmd": "open", "agent": agent, "dir": work})
+    session = opened["ok"]["id"]
+    serve_before, app_before = cpu_seconds(serve), time.process_time()
+    started = time.perf_counter()
+    await app.send({"id": 2, "cmd": "prompt", "session": session, "text": "flood"})
+    deltas, in_order = await app.turn(session)
+    wall = time.perf_counter() - started
+    app_cpu = time.process_time() - app_before
+    serve_cpu = await _settled_cpu(serve) - serve_before
+    return FloodRun(
         side="corral",
         updates=deltas,
         in_order=in_order,
         cpu_s=serve_cpu + app_cpu,
         wall_s=wall,
         parts={"serve": serve_cpu, "app": app_cpu},
-        metrics_updates=counted,
+        metrics_updates=await asyncio.to_thread(_text_deltas_counted, url),
     )
-    return run, stderr.result()
 
 
 async def _settled_cpu(pid: int) -> float:
@@ -179,12 +190,13 @@ async def _settled_cpu(pid: int) -> float:
 
 
 async def _metrics_url(stderr: asyncio.StreamReader) -> str:
-    """serve's first words on stderr say where its metrics are."""
-    first = await stderr.readline()
-    found = _METRICS_URL.search(first)
-    if found is None:
-        raise FloodFailed(f"corral serve did not say where its metrics are: {first!r}")
-    return found.group(1).decode()
+    """Where serve's metrics are, as it says on stderr once it serves them."""
+    said = b""
+    while line := await stderr.readline():
+        if found := _METRICS_URL.search(line):
+            return found.group(1).decode()
+        said += line
+    raise FloodFailed(f"corral serve did not say where its metrics are: {said.decode()[-2000:]}")
 
 
 def _text_deltas_counted(url: str) -> int:
