@@ -11,27 +11,33 @@ the same way everywhere.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
-from ...pipeline.driver import Emitted, ProblemKind, TokenCount
+from ...pipeline.driver import Emitted, ProblemKind, RequestAsked, TokenCount
 from ...pipeline.events import (
     ContextUsage,
     Diagnostic,
     DiagnosticLevel,
     EventKind,
+    Request,
     ToolKind,
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
 )
 
-__all__ = ["RAW_KEY", "Json", "NormalizerState", "as_int", "as_str", "bad_shape"]
+__all__ = ["RAW_KEY", "Json", "NormalizerState", "as_int", "as_str", "bad_shape", "is_map"]
 
 RAW_KEY = "copilot/raw_frame"
 
 Json = Mapping[str, Any]
+
+
+def is_map(value: object) -> TypeGuard[Json]:
+    """A JSON object: a dict (what the decoder makes, checked first: it is cheap) or a Mapping."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def as_str(data: Json, key: str, default: str = "") -> str:
@@ -69,21 +75,26 @@ class NormalizerState:
         *,
         parent: bool = True,
     ) -> Emitted:
+        extra: dict[str, Any] = dict(extensions) if extensions else {}
         agent = event.get("agentId")
-        extra: dict[str, Any] = dict(extensions or {})
-        if isinstance(agent, str) and agent:
+        if agent and isinstance(agent, str):
             extra["copilot/agent_id"] = agent
-        return Emitted(
-            kind=kind, parent_tool_id=self._parent(event) if parent else None, extensions=extra
-        )
+        parent_id = self._parent(event, agent) if parent else None
+        return Emitted(kind=kind, parent_tool_id=parent_id, extensions=extra)
 
-    def _parent(self, event: Json) -> str | None:
-        agent = event.get("agentId")
+    def _parent(self, event: Json, agent: object) -> str | None:
+        """The tool call `event` belongs under: its sub-agent's, else the legacy field's."""
         if isinstance(agent, str) and agent in self._agents:
             return self._agents[agent]
         data = event.get("data")
-        legacy = data.get("parentToolCallId") if isinstance(data, Mapping) else None
+        legacy = data.get("parentToolCallId") if is_map(data) else None
         return legacy if isinstance(legacy, str) and legacy else None
+
+    def _asked(
+        self, event: Json, request: Request, extensions: Mapping[str, object]
+    ) -> RequestAsked:
+        parent_id = self._parent(event, event.get("agentId"))
+        return RequestAsked(request=request, parent_tool_id=parent_id, extensions=extensions)
 
     def _tool(
         self,

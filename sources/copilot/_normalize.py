@@ -75,12 +75,12 @@ from ...pipeline.events import (
     TextDelta,
     UserMessage,
 )
-from ._base import RAW_KEY, Json, Prompt, as_int, as_str, bad_shape
+from ._base import RAW_KEY, Json, Prompt, as_int, as_str, bad_shape, is_map
 from ._known import SCHEMA_EVENT_TYPES
-from ._session_events import SessionEvents, quota_usage
+from ._session_events import SESSION_HANDLERS, SessionEvents, quota_usage
 from ._session_notes import NOTES, Note
 from ._tool_events import ToolEvents
-from ._work_events import WorkEvents
+from ._work_events import WORK_HANDLERS, WorkEvents
 
 __all__ = ["CONSUMED", "RAW_KEY", "CopilotNormalizer"]
 
@@ -107,6 +107,7 @@ _TOKEN_FIELDS = {
 }
 
 _Delta = type[TextDelta] | type[ReasoningDelta]
+_Handler = Callable[["CopilotNormalizer", Json, Json], list[DriverEvent]]
 
 
 class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
@@ -114,46 +115,10 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
         super().__init__()
         self._echoes: deque[str] = deque()  # texts of prompts we sent, not yet echoed
         self._awaiting_ack = False
-        self._handlers: dict[str, Callable[[Json, Json], list[DriverEvent]]] = {
-            "assistant.turn_start": self._turn_start,
-            "assistant.turn_end": self._turn_end,
-            "assistant.message_delta": self._message_delta,
-            "assistant.message": self._message,
-            "assistant.reasoning_delta": self._reasoning_delta,
-            "assistant.reasoning": self._reasoning,
-            "assistant.usage": self._assistant_usage,
-            "session.usage_record": self._usage_record,  # newer than the seed; see below
-            "tool.execution_start": self._tool_start,
-            "tool.execution_partial_result": self._tool_partial,
-            "tool.execution_progress": self._tool_progress,
-            "tool.execution_complete": self._tool_complete,
-            "subagent.started": self._subagent_started,
-            "subagent.completed": self._subagent_done,
-            "subagent.failed": self._subagent_done,
-            "permission.requested": self._permission_requested,
-            "permission.completed": self._withdrawn,
-            "user_input.requested": self._user_input_requested,
-            "user_input.completed": self._withdrawn,
-            "session.usage_info": self._usage_info,
-            "session.compaction_start": self._compaction_start,
-            "session.compaction_complete": self._compaction_complete,
-            "session.error": self._session_error,
-            "session.warning": self._session_warning,
-            "session.info": self._session_info,
-            "abort": self._abort,
-            "session.idle": self._idle,
-            "session.title_changed": self._title_changed,
-            "session.start": self._session_start,
-            "user.message": self._user_message,
-            **self.work_handlers(),
-            **self.session_handlers(),
-            **{kind: self._note(note) for kind, note in NOTES.items()},
-            **{kind: _nothing for kind in CONSUMED},
-        }
 
     @staticmethod
     def mapped_types() -> frozenset[str]:
-        return frozenset(CopilotNormalizer()._handlers)
+        return frozenset(_HANDLERS)
 
     # ---- inputs ----------------------------------------------------------------
 
@@ -171,21 +136,19 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
             self._awaiting_ack = False
 
     def feed(self, event: object) -> list[DriverEvent]:
-        if not isinstance(event, Mapping):
+        if not is_map(event):
             return [bad_shape(event, "a session event that is not an object")]
         kind, data = event.get("type"), event.get("data")
-        if not isinstance(kind, str) or not isinstance(data, Mapping):
+        if not isinstance(kind, str) or not is_map(data):
             return [bad_shape(event, "a session event without a type or data")]
-        handler = self._handlers.get(kind)
+        handler = _HANDLERS.get(kind)
         if handler is None:
             return [_leftover(kind, event)]
-        out: list[DriverEvent] = []
         if self._awaiting_ack and kind in _ACKS:
             self._awaiting_ack = False
             self._prompt = Prompt()
-            out.append(TurnBegan())
-        out.extend(handler(event, data))
-        return out
+            return [TurnBegan(), *handler(self, event, data)]
+        return handler(self, event, data)
 
     def finish_turn(self) -> TurnFinished:
         """The end of the prompt in progress (`session.idle`, or a transcript's next prompt)."""
@@ -333,14 +296,6 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
             self._prompt.cancelled = True
         return [self.finish_turn()]
 
-    def _note(self, note: Note) -> Callable[[Json, Json], list[DriverEvent]]:
-        def handle(event: Json, data: Json) -> list[DriverEvent]:
-            level, message = note(data)
-            extensions = {"copilot/type": as_str(event, "type"), "copilot/note": dict(data)}
-            return [self._emit(event, Diagnostic(level=level, message=message), extensions)]
-
-        return handle
-
     def _title_changed(self, event: Json, data: Json) -> list[DriverEvent]:
         return [InfoChanged(title=as_str(data, "title"))]
 
@@ -359,8 +314,17 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
         ]
 
 
-def _nothing(event: Json, data: Json) -> list[DriverEvent]:
+def _nothing(normalizer: CopilotNormalizer, event: Json, data: Json) -> list[DriverEvent]:
     return []
+
+
+def _noted(note: Note) -> _Handler:
+    def handle(normalizer: CopilotNormalizer, event: Json, data: Json) -> list[DriverEvent]:
+        level, message = note(data)
+        extensions = {"copilot/type": as_str(event, "type"), "copilot/note": dict(data)}
+        return [normalizer._emit(event, Diagnostic(level=level, message=message), extensions)]
+
+    return handle
 
 
 def _leftover(kind: str, event: Json) -> Emitted:
@@ -369,3 +333,42 @@ def _leftover(kind: str, event: Json) -> Emitted:
     if kind in SCHEMA_EVENT_TYPES:  # in the schema, not mapped (yet)
         return Emitted(kind=note, extensions={RAW_KEY: dict(event), "copilot/unmapped": kind})
     return Emitted(kind=note, unknown_frame=kind, extensions={RAW_KEY: dict(event)})
+
+
+# The handler of each type, looked up once per event: `handler(normalizer, event, data)`.
+_HANDLERS: dict[str, _Handler] = {
+    "assistant.turn_start": CopilotNormalizer._turn_start,
+    "assistant.turn_end": CopilotNormalizer._turn_end,
+    "assistant.message_delta": CopilotNormalizer._message_delta,
+    "assistant.message": CopilotNormalizer._message,
+    "assistant.reasoning_delta": CopilotNormalizer._reasoning_delta,
+    "assistant.reasoning": CopilotNormalizer._reasoning,
+    "assistant.usage": CopilotNormalizer._assistant_usage,
+    "session.usage_record": CopilotNormalizer._usage_record,  # newer than the seed; see below
+    "tool.execution_start": CopilotNormalizer._tool_start,
+    "tool.execution_partial_result": CopilotNormalizer._tool_partial,
+    "tool.execution_progress": CopilotNormalizer._tool_progress,
+    "tool.execution_complete": CopilotNormalizer._tool_complete,
+    "subagent.started": CopilotNormalizer._subagent_started,
+    "subagent.completed": CopilotNormalizer._subagent_done,
+    "subagent.failed": CopilotNormalizer._subagent_done,
+    "permission.requested": CopilotNormalizer._permission_requested,
+    "permission.completed": CopilotNormalizer._withdrawn,
+    "user_input.requested": CopilotNormalizer._user_input_requested,
+    "user_input.completed": CopilotNormalizer._withdrawn,
+    "session.usage_info": CopilotNormalizer._usage_info,
+    "session.compaction_start": CopilotNormalizer._compaction_start,
+    "session.compaction_complete": CopilotNormalizer._compaction_complete,
+    "session.error": CopilotNormalizer._session_error,
+    "session.warning": CopilotNormalizer._session_warning,
+    "session.info": CopilotNormalizer._session_info,
+    "abort": CopilotNormalizer._abort,
+    "session.idle": CopilotNormalizer._idle,
+    "session.title_changed": CopilotNormalizer._title_changed,
+    "session.start": CopilotNormalizer._session_start,
+    "user.message": CopilotNormalizer._user_message,
+    **WORK_HANDLERS,
+    **SESSION_HANDLERS,
+    **{kind: _noted(note) for kind, note in NOTES.items()},
+    **dict.fromkeys(CONSUMED, _nothing),
+}

@@ -51,9 +51,9 @@ from ...pipeline.events import (
 from .._timestamps import iso_ns
 from ._base import Json, NormalizerState, as_int, as_str
 
-__all__ = ["SessionEvents", "quota_usage"]
+__all__ = ["SESSION_HANDLERS", "SessionEvents", "quota_usage"]
 
-Handler = Callable[[Json, Json], list[DriverEvent]]
+Handler = Callable[["SessionEvents", Json, Json], list[DriverEvent]]  # (state, event, data)
 
 
 def _stamp(raw: object) -> SystemTime | None:
@@ -80,23 +80,6 @@ def quota_usage(event: Json, snapshots: object) -> PlanUsage | None:
 
 
 class SessionEvents(NormalizerState):
-    def session_handlers(self) -> dict[str, Handler]:
-        return {
-            "session.model_change": self._model_change,
-            "session.mode_changed": self._mode_changed,
-            "session.resume": self._resume,
-            "subagent.selected": self._agent_selected,
-            "subagent.deselected": self._agent_selected,
-            "commands.changed": self._commands_changed,
-            "session.truncation": self._truncation,
-            "session.context_cleared": self._context_cleared,
-            "session.usage_checkpoint": self._usage_checkpoint,
-            "session.plan_changed": self._plan_changed,
-            "session.todos_changed": self._signal("the todo list changed"),
-            "session.background_tasks_changed": self._signal("the background tasks changed"),
-            "session.shutdown": self._shutdown,
-        }
-
     # ---- configuration -----------------------------------------------------------
 
     def _model_change(self, event: Json, data: Json) -> list[DriverEvent]:
@@ -158,22 +141,7 @@ class SessionEvents(NormalizerState):
         operation = as_str(data, "operation")
         if operation == "delete":
             return [self._emit(event, PlanUpdated(entries=()))]
-        return self._signal(f"the plan was {operation}d")(event, data)
-
-    def _signal(self, what: str) -> Handler:
-        """A change Copilot only signals (the content is read by RPC): an Info note."""
-
-        def note(event: Json, data: Json) -> list[DriverEvent]:
-            kind = as_str(event, "type")
-            return [
-                self._emit(
-                    event,
-                    Diagnostic(level=DiagnosticLevel.INFO, message=what),
-                    {"copilot/signal": kind},
-                )
-            ]
-
-        return note
+        return _signal(f"the plan was {operation}d")(self, event, data)
 
     # ---- the end ---------------------------------------------------------------
 
@@ -192,3 +160,36 @@ class SessionEvents(NormalizerState):
             self._window = (current, self._window[1])
         usage = self._usage(event, current or 0, {"copilot/shutdown": summary})
         return [usage]
+
+
+def _signal(what: str) -> Handler:
+    """A change Copilot only signals (the content is read by RPC): an Info note."""
+
+    def note(state: SessionEvents, event: Json, data: Json) -> list[DriverEvent]:
+        kind = as_str(event, "type")
+        return [
+            state._emit(
+                event,
+                Diagnostic(level=DiagnosticLevel.INFO, message=what),
+                {"copilot/signal": kind},
+            )
+        ]
+
+    return note
+
+
+SESSION_HANDLERS: dict[str, Handler] = {
+    "session.model_change": SessionEvents._model_change,
+    "session.mode_changed": SessionEvents._mode_changed,
+    "session.resume": SessionEvents._resume,
+    "subagent.selected": SessionEvents._agent_selected,
+    "subagent.deselected": SessionEvents._agent_selected,
+    "commands.changed": SessionEvents._commands_changed,
+    "session.truncation": SessionEvents._truncation,
+    "session.context_cleared": SessionEvents._context_cleared,
+    "session.usage_checkpoint": SessionEvents._usage_checkpoint,
+    "session.plan_changed": SessionEvents._plan_changed,
+    "session.todos_changed": _signal("the todo list changed"),
+    "session.background_tasks_changed": _signal("the background tasks changed"),
+    "session.shutdown": SessionEvents._shutdown,
+}

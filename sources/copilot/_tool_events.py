@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from ...pipeline.driver import DriverEvent, Emitted, RequestAsked, RequestWithdrawn
+from ...pipeline.driver import DriverEvent, Emitted, RequestWithdrawn
 from ...pipeline.events import (
     Choice,
     Diagnostic,
@@ -155,9 +155,7 @@ class ToolEvents(NormalizerState):
         extensions: dict[str, object] = {"copilot/permission_kind": as_str(prompt, "kind")}
         if asked.session_approval is not None:
             extensions["copilot/session_approval"] = asked.session_approval
-        return [
-            RequestAsked(request=request, parent_tool_id=self._parent(event), extensions=extensions)
-        ]
+        return [self._asked(event, request, extensions)]
 
     def _user_input_requested(self, event: Json, data: Json) -> list[DriverEvent]:
         choices = data.get("choices")
@@ -173,9 +171,7 @@ class ToolEvents(NormalizerState):
         extensions = (
             {"copilot/tool_call_id": as_str(data, "toolCallId")} if "toolCallId" in data else {}
         )
-        return [
-            RequestAsked(request=request, parent_tool_id=self._parent(event), extensions=extensions)
-        ]
+        return [self._asked(event, request, extensions)]
 
     def _withdrawn(self, event: Json, data: Json) -> list[DriverEvent]:
         return [RequestWithdrawn(as_str(data, "requestId"))]

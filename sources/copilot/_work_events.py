@@ -41,9 +41,9 @@ from ...pipeline.events import (
 from ._base import Json, NormalizerState, as_str
 from ._tools import named_tool, tool_kind
 
-__all__ = ["WorkEvents"]
+__all__ = ["WORK_HANDLERS", "WorkEvents"]
 
-Handler = Callable[[Json, Json], list[DriverEvent]]
+Handler = Callable[["WorkEvents", Json, Json], list[DriverEvent]]  # (state, event, data)
 
 _FINISHED = frozenset({"completed", "done", "success", "succeeded"})
 _FAILED = frozenset({"failed", "error", "incomplete"})
@@ -54,21 +54,6 @@ class WorkEvents(NormalizerState):
         super().__init__()
         self._drafts: dict[str, str] = {}  # tool call id -> arguments streamed so far
         self._hooks: list[str] = []  # running hook invocations, oldest first
-
-    def work_handlers(self) -> dict[str, Handler]:
-        return {
-            "assistant.tool_call_delta": self._call_delta,
-            "tool.user_requested": self._user_requested,
-            "assistant.server_tool_progress": self._server_tool,
-            "hook.start": self._hook_start,
-            "hook.end": self._hook_end,
-            "hook.progress": self._hook_progress,
-            "command.queued": self._command,
-            "command.execute": self._command,
-            "command.completed": self._command,
-            "skill.invoked": self._skill,
-            "mcp_app.tool_call_complete": self._mcp_app,
-        }
 
     def _call_delta(self, event: Json, data: Json) -> list[DriverEvent]:
         tool_id, name = as_str(data, "toolCallId"), as_str(data, "toolName")
@@ -209,3 +194,18 @@ def _text(value: object) -> str | None:
         if isinstance(content, str):
             return content
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+WORK_HANDLERS: dict[str, Handler] = {
+    "assistant.tool_call_delta": WorkEvents._call_delta,
+    "tool.user_requested": WorkEvents._user_requested,
+    "assistant.server_tool_progress": WorkEvents._server_tool,
+    "hook.start": WorkEvents._hook_start,
+    "hook.end": WorkEvents._hook_end,
+    "hook.progress": WorkEvents._hook_progress,
+    "command.queued": WorkEvents._command,
+    "command.execute": WorkEvents._command,
+    "command.completed": WorkEvents._command,
+    "skill.invoked": WorkEvents._skill,
+    "mcp_app.tool_call_complete": WorkEvents._mcp_app,
+}
