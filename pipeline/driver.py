@@ -51,6 +51,7 @@ from .events import (
 
 __all__ = [
     "AgentExited",
+    "AnswerSent",
     "Compact",
     "ConfigApplied",
     "ConfigRefused",
@@ -325,7 +326,19 @@ class PromptSent:
     at_ns: int | None = None  # when, if the transcript says
 
 
-ReplayItem = PromptSent | DriverEvent
+@attrs.frozen(kw_only=True)
+class AnswerSent:
+    """Replay only: the app's answer to a request, as corral's wire recording shows it.
+
+    The replay gives it to the engine (`answer`), so an imported request
+    closes where and as the live one did (decided by the app).
+    """
+
+    request_id: str
+    answer: Answer
+
+
+ReplayItem = PromptSent | AnswerSent | DriverEvent
 
 # ---- launching --------------------------------------------------------------
 

@@ -17,6 +17,11 @@ as this corral version normalizes it.
 - a line that is not JSON, or not a tagged message (torn, garbled), is a
   Warning `Diagnostic` with its prefix under the wire's raw key, and the
   rest of the file is read as if it were not there: nothing else is lost;
+- the app's answer to a permission request, which the source reads off
+  corral's reply (`answered`), is an `AnswerSent`, so the request closes
+  where and as it did live (the recording cannot tell the app's answer
+  from a policy's: a request the import's engine decided itself keeps
+  that decision);
 - each prompt's turn is acknowledged by the import's replay itself
   (`actors/replay`), so the first `TurnBegan` after each `PromptSent` (the
   wire's mark that the prompt's turn began) is dropped; a turn the agent
@@ -37,12 +42,13 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from ..pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
-from ..pipeline.driver import Emitted, PromptSent, ReplayItem, TurnBegan
-from ..pipeline.events import Diagnostic, DiagnosticLevel
+from ..pipeline.driver import AnswerSent, Emitted, PromptSent, ReplayItem, TurnBegan
+from ..pipeline.events import Diagnostic, DiagnosticLevel, PermissionAnswer, PermissionChoice
 from ._kit.problems import ProblemKind, WireProblem
 
 __all__ = [
     "RecordedWire",
+    "answered",
     "at_ns",
     "block_text",
     "read_recorded_wire",
@@ -87,6 +93,17 @@ def at_ns(value: Mapping[str, Any]) -> int | None:
     if type(secs) is not int or type(nanos) is not int:
         return None
     return secs * 1_000_000_000 + nanos
+
+
+def answered(request_id: object, choice: PermissionChoice | None) -> list[ReplayItem]:
+    """The app's answer to a permission request, as corral wrote it (None: not the app's).
+
+    The replay gives it to the engine, which ignores an answer to a request
+    that is not open (a policy decided it) or that it does not fit (a question).
+    """
+    if not isinstance(request_id, str) or choice is None:
+        return []
+    return [AnswerSent(request_id=request_id, answer=PermissionAnswer(choice))]
 
 
 def block_text(blocks: object) -> str:

@@ -5,8 +5,10 @@ ReplayItem* ─► [replay] ─► Engine (fake clock) ─► Opened, Event*, Pr
 ```
 
 A reader of an agent's own transcript yields `PromptSent` and
-`DriverEvent`s in file order. `replay` feeds them to a real `Engine`, so an
-imported session gets exactly the records (`Opened`, `Prompted`, the
+`DriverEvent`s in file order (a reader of corral's wire recordings also
+`AnswerSent`: the app's answers, given to the engine as the app's).
+`replay` feeds them to a real `Engine`, so an imported session gets
+exactly the records (`Opened`, `Prompted`, the
 session's end), turns, status changes, request records and sequence
 numbers a live session would have produced from the same wire: the engine
 makes them all, the runner only drains them. The agent here is the file,
@@ -28,11 +30,13 @@ Pure and synchronous: items in, records out; no I/O.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 
 import attrs
 
 from ...pipeline.driver import (
+    AnswerSent,
     Handshake,
     PromptSent,
     ReplayItem,
@@ -40,6 +44,7 @@ from ...pipeline.driver import (
     TurnBegan,
     TurnFinished,
 )
+from ...pipeline.errors import CorralError
 from ...pipeline.events import (
     AgentDetails,
     AgentInstallation,
@@ -123,6 +128,12 @@ class _Replay:
         self.engine.prompt(sent.text)  # idle, so Started at once; `Prompted` first
         yield from self.drain()
 
+    def answer(self, sent: AnswerSent) -> Iterator[SinkItem]:
+        """The app's recorded answer, if its request is still open (a policy may have closed it)."""
+        with contextlib.suppress(CorralError):
+            self.engine.answer(sent.request_id, sent.answer)
+        yield from self.drain()
+
     def end_open_turn(self) -> Iterator[SinkItem]:
         engine = self.engine
         if engine.turn is not None and not engine.finished:
@@ -153,6 +164,9 @@ def replay(
             continue
         if run.engine.finished:
             continue  # after the agent exited nothing more belongs to the session
+        if isinstance(item, AnswerSent):
+            yield from run.answer(item)
+            continue
         run.engine.on_driver_event(item)
         yield from run.drain()
     yield from run.finish()

@@ -21,8 +21,8 @@ What corral sent, replayed:
   same way). A recorded `rewind_files` is not replayed: its response is
   an unknown frame, as the fork that followed it live is a new process;
 - our answer to a `can_use_tool` settles the request (the CLI's echo of
-  it is then known); which answer it was is the transcript's, not the
-  wire's, to say.
+  it is then known) and is the app's answer (allow, with the rules to keep
+  for "always", or deny; a withdrawal's deny is nobody's answer).
 """
 
 from __future__ import annotations
@@ -43,9 +43,12 @@ from ...pipeline.driver import (
     StartTurn,
     Withdraw,
 )
-from .._recorded_wire import block_text, read_recorded_wire, recorded
+from ...pipeline.events import PermissionChoice
+from .._recorded_wire import answered, block_text, read_recorded_wire, recorded
 from ._core import new_uuid
+from ._json import field_obj
 from ._protocol import ClaudeProtocol
+from ._requests import WITHDRAWN_MESSAGE
 
 __all__ = ["read_claude_wire", "recognizes_claude_wire_line"]
 
@@ -80,6 +83,16 @@ def _command(body: Mapping[str, Any]) -> DriverCommand | None:
             return Configure(
                 option="effort", value=effort if isinstance(effort, str) else "default"
             )
+    return None
+
+
+def _choice(payload: Mapping[str, Any]) -> PermissionChoice | None:
+    """What the app chose, from corral's `can_use_tool` answer (None: withdrawn)."""
+    if payload.get("behavior") == "allow":
+        always = "updatedPermissions" in payload
+        return PermissionChoice.ALLOW_ALWAYS if always else PermissionChoice.ALLOW_ONCE
+    if payload.get("behavior") == "deny" and payload.get("message") != WITHDRAWN_MESSAGE:
+        return PermissionChoice.DENY_ONCE  # DenyAlways writes the same
     return None
 
 
@@ -118,11 +131,11 @@ class _ClaudeWire:
             _, events = self._protocol.send(StartTurn(turn_id="", prompt_id="", text=text))
             return [PromptSent(text=text, at_ns=at_ns), *events]
         if kind == "control_response":  # our answer to one of the CLI's requests
-            response = message.get("response")
-            answered = response.get("request_id") if isinstance(response, dict) else None
-            if isinstance(answered, str):
-                self._protocol.send(Withdraw(answered))
-            return []
+            response = field_obj(message, "response")
+            request_id = response.get("request_id")
+            if isinstance(request_id, str):
+                self._protocol.send(Withdraw(request_id))
+            return answered(request_id, _choice(field_obj(response, "response")))
         if kind == "control_request" and isinstance(body := message.get("request"), dict):
             return self._control(str(message.get("request_id")), body)
         return []

@@ -18,8 +18,8 @@ What corral sent, replayed:
 - the answer to `thread/start` (`thread/resume`, `thread/fork`) names the
   thread and the model, as the live handshake does;
 - our answer to one of Codex's requests settles it, so Codex's
-  `serverRequest/resolved` is no news (which answer it was is the
-  transcript's, not the wire's, to say).
+  `serverRequest/resolved` is no news, and an approval's decision is the
+  app's answer (accept, for the session, decline; cancel is a withdrawal).
 Codex's requests and notifications are the normalizer's; the answers to
 our other requests carry no events.
 """
@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from ...pipeline.driver import PromptSent, ReplayItem
-from .._recorded_wire import block_text, read_recorded_wire, recorded
+from ...pipeline.events import PermissionChoice
+from .._recorded_wire import answered, block_text, read_recorded_wire, recorded
 from ._approvals import ServerRequests
 from ._appserver import AppServerNormalizer
 
@@ -39,6 +40,16 @@ __all__ = ["read_codex_wire", "recognizes_codex_wire_line"]
 
 _THREAD_METHODS = frozenset({"thread/start", "thread/resume", "thread/fork"})
 _PROMPTS = frozenset({"turn/start", "turn/steer"})
+ALLOW_ONCE, ALLOW_ALWAYS = PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS
+DENY_ONCE = PermissionChoice.DENY_ONCE
+# corral's decisions on Codex's approvals (v2, then the legacy ones); cancel / abort: withdrawn
+_DECISIONS = {
+    "accept": ALLOW_ONCE,
+    "acceptForSession": ALLOW_ALWAYS,
+    "decline": DENY_ONCE,
+    "approved": ALLOW_ONCE,
+    "approved_for_session": ALLOW_ALWAYS,
+}
 
 
 def recognizes_codex_wire_line(value: Mapping[str, Any], path: Path) -> bool:
@@ -51,6 +62,14 @@ def recognizes_codex_wire_line(value: Mapping[str, Any], path: Path) -> bool:
     if received is not None and isinstance(result := received.get("result"), dict):
         return isinstance(result.get("userAgent"), str) and "codexHome" in result
     return False
+
+
+def _choice(result: object) -> PermissionChoice | None:
+    """What the app chose, from corral's reply to an approval (None: withdrawn, or not one)."""
+    decision = result.get("decision") if isinstance(result, dict) else None
+    if isinstance(decision, dict):  # an amendment to the exec policy, or a legacy deny
+        return DENY_ONCE if "denied" in decision else ALLOW_ALWAYS
+    return _DECISIONS.get(decision) if isinstance(decision, str) else None
 
 
 class _CodexWire:
@@ -66,8 +85,9 @@ class _CodexWire:
     def sent(self, message: dict[str, Any], at_ns: int | None) -> list[ReplayItem]:
         method, params = message.get("method"), message.get("params")
         if method is None and "id" in message:  # our answer to one of Codex's requests
-            self._normalizer.requests.withdraw(ServerRequests.request_id(message["id"]))
-            return []
+            request_id = ServerRequests.request_id(message["id"])
+            self._normalizer.requests.withdraw(request_id)
+            return answered(request_id, _choice(message.get("result")))
         if isinstance(method, str) and message.get("id") is not None:
             self._asked[message["id"]] = method
         if method not in _PROMPTS or not isinstance(params, dict):

@@ -13,7 +13,9 @@ answer to it (`ok`, an integer `protocolVersion` and its `version`).
 What corral sent, replayed: `session.send` is a prompt, a `PromptSent`
 (its text, the line's time), whose `user.message` echo the normalizer
 then expects, as live (with `mode: "immediate"`, a steer: expected
-only). A plan or todo signal's read (`plan_call`) is answered in the
+only); a permission's answer (`handlePendingPermissionRequest`) is the
+app's (approve once, for the session, reject; "user not available" is a
+withdrawal). A plan or todo signal's read (`plan_call`) is answered in the
 recording: the answer is the `PlanUpdated`, as live. A request Copilot
 announces as an event and waits on is the live driver's Warning (its
 decline is in the recording too). Other notifications and requests are
@@ -27,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from ...pipeline.driver import DriverEvent, PromptSent, ReplayItem
+from ...pipeline.events import PermissionChoice
 from .._kit.driver import unknown
-from .._recorded_wire import read_recorded_wire, recorded
+from .._recorded_wire import answered, read_recorded_wire, recorded
 from ._base import RAW_KEY
 from ._controls import plan_call, plan_from
 from ._declines import DECLINED_KEY, decline_for
@@ -38,6 +41,13 @@ __all__ = ["read_copilot_wire", "recognizes_copilot_wire_line"]
 
 _HELLO = frozenset({"connect", "ping"})
 _PLAN_READS = frozenset({"session.plan.read", "session.plan.readSqlTodos"})
+_PERMISSION_ANSWER = "session.permissions.handlePendingPermissionRequest"
+# corral's answers to a permission (`permission_result`); user-not-available: withdrawn
+_CHOICES = {
+    "approve-once": PermissionChoice.ALLOW_ONCE,
+    "approve-for-session": PermissionChoice.ALLOW_ALWAYS,
+    "reject": PermissionChoice.DENY_ONCE,
+}
 
 
 def recognizes_copilot_wire_line(value: Mapping[str, Any], path: Path) -> bool:
@@ -68,6 +78,10 @@ class _CopilotWire:
         method, params = message.get("method"), message.get("params")
         if method in _PLAN_READS:
             self._reads[message.get("id")] = str(method)
+        if method == _PERMISSION_ANSWER and isinstance(params, dict):
+            result = params.get("result")
+            kind = result.get("kind") if isinstance(result, dict) else None
+            return answered(params.get("requestId"), _CHOICES.get(str(kind)))
         if method != "session.send" or not isinstance(params, dict):
             return []
         text = str(params.get("prompt", ""))

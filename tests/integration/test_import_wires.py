@@ -5,12 +5,11 @@
 and `NAME.live.jsonl` the events that live session sent the app
 (`tests/fixtures/wire/record.py`). Imported from a folder, each wire must
 normalize to the live session's events again: the same kinds in the same
-order, the same text, the same tool calls, the same turn ends. What an
-import cannot know is left out of the comparison: the app's answer to the
-permission request is not on the wire (the import closes the request at
-its turn's end, so `RequestClosed` and its `StatusChanged` move), and the
-resume token the live session knew at open comes from the wire
-(`SessionUpdated`). A recording of a wire no source reads back fails with
+order, the same text, the same tool calls, the same turn ends, and the
+permission request closed where the app answered it, with the app's
+decision (read off corral's reply on the wire). One thing differs: the
+resume token the live session knew at open comes from the wire, so Claude
+Code's import has one `SessionUpdated` more. A recording of a wire no source reads back fails with
 what it begins with; nothing else in the folder is held up by it.
 """
 
@@ -29,7 +28,7 @@ from tests.support.schema import check
 
 WIRES = Path(__file__).parents[1] / "fixtures" / "wire"
 FORMATS = {"claude-wire": "claude", "codex-wire": "codex", "copilot-wire": "copilot-native"}
-MOVED = frozenset({"RequestClosed", "StatusChanged", "SessionUpdated"})
+LEARNED = frozenset({"SessionUpdated"})
 
 
 def _name(event: dict[str, Any]) -> str:
@@ -48,16 +47,20 @@ def _tools(events: list[dict[str, Any]]) -> list[tuple[str, str, str, object]]:
     ]
 
 
+def _decisions(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    marks = [e["extensions"]["corral/decision"] for e in events if _name(e) == "RequestClosed"]
+    return [(mark["decision"], mark["decided_by"]) for mark in marks]
+
+
 def _same_session(live: list[dict[str, Any]], imported: list[dict[str, Any]]) -> None:
-    assert [_name(e) for e in imported if _name(e) not in MOVED] == [
-        _name(e) for e in live if _name(e) not in MOVED
+    assert [_name(e) for e in imported if _name(e) not in LEARNED] == [
+        _name(e) for e in live if _name(e) not in LEARNED
     ]
-    for name in ("TextDelta", "TurnEnded", "MessageEnded", "RequestOpened", "UserMessage"):
+    for name in ("TextDelta", "TurnEnded", "MessageEnded", "RequestOpened", "RequestClosed"):
         assert _payloads(imported, name) == _payloads(live, name), name
+    assert _payloads(imported, "StatusChanged") == _payloads(live, "StatusChanged")
     assert _tools(imported) == _tools(live)
-    opened = [r["Permission"]["id"] for r in _payloads(live, "RequestOpened")]
-    closed = [c["request_id"] for c in _payloads(imported, "RequestClosed")]
-    assert opened and closed == opened
+    assert _decisions(imported) == _decisions(live) == [("allow_once", "app")]
 
 
 def test_corral_import_of_recorded_wires_gives_the_live_sessions_events(tmp_path: Path) -> None:

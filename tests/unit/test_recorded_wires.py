@@ -13,24 +13,36 @@ from the fixtures' own lines.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from corral.actors.replay import NativeReaders, ReplaySession, imported_installation, replay
-from corral.pipeline.driver import Emitted, PromptSent, ReplayItem, TurnBegan, TurnFinished
+from corral.pipeline.driver import (
+    AnswerSent,
+    Emitted,
+    PromptSent,
+    ReplayItem,
+    RequestAsked,
+    TurnBegan,
+    TurnFinished,
+)
 from corral.pipeline.events import (
     Completed,
     Diagnostic,
     DiagnosticLevel,
     Event,
+    PermissionAnswer,
+    PermissionChoice,
     TextDelta,
     ToolKind,
     ToolStatus,
     ToolUpdated,
     TurnEnded,
 )
-from corral.pipeline.records import Closed
+from corral.pipeline.records import Closed, Decision
 from corral.sources._recorded_wire import unknown_wire
+from corral.sources.claude._requests import WITHDRAWN_MESSAGE
 
 from tests.support.schema import check
 
@@ -132,6 +144,68 @@ def test_a_torn_or_garbled_line_is_a_warning_and_loses_nothing_else(
     ]
     assert "2 wire lines" in notes[2].kind.message  # type: ignore[union-attr]
     assert [i for i in items if i not in notes] == clean
+
+
+# How corral's reply to the permission request reads, per wire: (allow once, deny, withdrawn)
+REPLIES: dict[str, tuple[Any, Any, Any]] = {
+    "claude-wire": (
+        None,
+        {"behavior": "deny", "message": "no"},
+        {"behavior": "deny", "message": WITHDRAWN_MESSAGE},
+    ),
+    "codex-wire": (None, {"decision": "decline"}, {"decision": "cancel"}),
+    "copilot-wire": (None, {"kind": "reject"}, {"kind": "user-not-available"}),
+    "acp": (
+        None,
+        {"outcome": {"outcome": "selected", "optionId": "cancel"}},  # Gemini's reject_once
+        {"outcome": {"outcome": "cancelled"}},
+    ),
+}
+
+
+def _with_reply(format_id: str, reply: Any, tmp_path: Path) -> Path:
+    """The fixture, with corral's reply to the permission request replaced by `reply`."""
+    lines = []
+    for line in FORMATS[format_id].read_bytes().splitlines():
+        value = orjson.loads(line)
+        sent = value.get("out", {})
+        if sent.get("type") == "control_response":
+            sent["response"]["response"] = reply
+        elif "method" not in sent and "result" in sent:
+            answers = "decision" in sent["result"] or "outcome" in sent["result"]
+            sent["result"] = reply if answers else sent["result"]
+        elif sent.get("method") == "session.permissions.handlePendingPermissionRequest":
+            sent["params"]["result"] = reply
+        lines.append(orjson.dumps(value))
+    wire = tmp_path / "x.wire.jsonl"
+    wire.write_bytes(b"\n".join(lines) + b"\n")
+    return wire
+
+
+@pytest.mark.parametrize("format_id", sorted(REPLIES))
+@pytest.mark.parametrize(
+    ("case", "choice"),
+    [(0, PermissionChoice.ALLOW_ONCE), (1, PermissionChoice.DENY_ONCE), (2, None)],
+    ids=["allowed", "denied", "withdrawn"],
+)
+def test_the_app_s_answer_is_read_off_corral_s_reply(
+    format_id: str, case: int, choice: PermissionChoice | None, tmp_path: Path
+) -> None:
+    reply = REPLIES[format_id][case]
+    path = FORMATS[format_id] if reply is None else _with_reply(format_id, reply, tmp_path)
+    items = _read(format_id, path)
+    (asked,) = [i.request.id for i in items if isinstance(i, RequestAsked)]
+    answers = [i for i in items if isinstance(i, AnswerSent)]
+    expected = (
+        [] if choice is None else [AnswerSent(request_id=asked, answer=PermissionAnswer(choice))]
+    )
+    assert answers == expected
+    session = ReplaySession(session_id="i", agent=imported_installation(format_id), started_ns=0)
+    records = list(replay(items, session=session))
+    (decision,) = [r for r in records if isinstance(r, Decision)]
+    expected_decision = {None: "cancelled", PermissionChoice.ALLOW_ONCE: "allow_once"}
+    assert decision.decision == expected_decision.get(choice, "deny_once")
+    assert (decision.decided_by == "app") is (choice is not None)  # else: the agent, turn end
 
 
 @pytest.mark.parametrize("format_id", ["claude-wire", "codex-wire", "acp"])
