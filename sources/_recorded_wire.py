@@ -43,7 +43,14 @@ import orjson
 
 from ..pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ..pipeline.driver import AnswerSent, Emitted, PromptSent, ReplayItem, TurnBegan
-from ..pipeline.events import Diagnostic, DiagnosticLevel, PermissionAnswer, PermissionChoice
+from ..pipeline.events import (
+    Diagnostic,
+    DiagnosticLevel,
+    PermissionAnswer,
+    PermissionChoice,
+    ShapeError,
+    SystemTime,
+)
 from ._kit.problems import ProblemKind, WireProblem
 
 __all__ = [
@@ -86,13 +93,11 @@ def recorded(value: Mapping[str, Any], direction: Direction) -> dict[str, Any] |
 
 def at_ns(value: Mapping[str, Any]) -> int | None:
     """When the recorder saw the line (its `at`, a SystemTime), in ns since the epoch."""
-    at = value.get("at")
-    if not isinstance(at, dict):
+    try:
+        at = SystemTime.from_wire(value.get("at"), "at")
+    except ShapeError:
         return None
-    secs, nanos = at.get("secs_since_epoch"), at.get("nanos_since_epoch", 0)
-    if type(secs) is not int or type(nanos) is not int:
-        return None
-    return secs * 1_000_000_000 + nanos
+    return at.secs * 1_000_000_000 + at.nanos
 
 
 def answered(request_id: object, choice: PermissionChoice | None) -> list[ReplayItem]:
