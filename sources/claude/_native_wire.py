@@ -22,7 +22,9 @@ What corral sent, replayed:
   an unknown frame, as the fork that followed it live is a new process;
 - our answer to a `can_use_tool` settles the request (the CLI's echo of
   it is then known) and is the app's answer (allow, with the rules to keep
-  for "always", or deny; a withdrawal's deny is nobody's answer).
+  for "always", or deny; a withdrawal's deny is nobody's answer); to an
+  `AskUserQuestion`, the labels written under each question's text are
+  the choices made (or the free text).
 """
 
 from __future__ import annotations
@@ -35,20 +37,30 @@ from typing import Any
 import orjson
 
 from ...pipeline.driver import (
+    AnswerSent,
     Configure,
     DriverCommand,
     Interrupt,
     PromptSent,
     ReplayItem,
+    RequestAsked,
     StartTurn,
     Withdraw,
 )
-from ...pipeline.events import PermissionChoice
+from ...pipeline.events import (
+    ChoicesAnswer,
+    PermissionChoice,
+    QuestionAnswer,
+    QuestionRequest,
+    QuestionsAnswer,
+    TextAnswer,
+)
 from .._recorded_wire import answered, block_text, read_recorded_wire, recorded
 from ._core import new_uuid
 from ._json import field_obj
 from ._protocol import ClaudeProtocol
 from ._requests import WITHDRAWN_MESSAGE
+from ._usage import USAGE_REQUEST
 
 __all__ = ["read_claude_wire", "recognizes_claude_wire_line"]
 
@@ -96,6 +108,20 @@ def _choice(payload: Mapping[str, Any]) -> PermissionChoice | None:
     return None
 
 
+def _questions_answer(request: QuestionRequest, given: Mapping[str, Any]) -> QuestionsAnswer:
+    """The app's answers, from what corral wrote under each question's text (its labels)."""
+    answers: list[QuestionAnswer] = []
+    for question in request.questions:
+        text = str(given.get(question.text, ""))
+        ids = {choice.label: choice.id for choice in question.choices}
+        labels = text.split(", ") if question.multi_select else [text]
+        if all(label in ids for label in labels):
+            answers.append(ChoicesAnswer(tuple(ids[label] for label in labels)))
+        else:
+            answers.append(TextAnswer(text))
+    return QuestionsAnswer(tuple(answers))
+
+
 def _request_ids(data: bytes) -> list[str]:
     """The ids of the control requests in bytes the protocol wrote."""
     ids = []
@@ -118,6 +144,7 @@ class _ClaudeWire:
         self._protocol = ClaudeProtocol(new_id=self._next_uuid)
         self._minted: deque[str] = deque()  # ids of the protocol's requests, not yet mapped
         self._ids: dict[str, str] = {}  # a recorded request id -> the protocol's
+        self._questions: dict[str, QuestionRequest] = {}  # AskUserQuestion, until answered
 
     def _next_uuid(self) -> str:
         return self._uuids.popleft() if self._uuids else new_uuid()
@@ -131,14 +158,21 @@ class _ClaudeWire:
             _, events = self._protocol.send(StartTurn(turn_id="", prompt_id="", text=text))
             return [PromptSent(text=text, at_ns=at_ns), *events]
         if kind == "control_response":  # our answer to one of the CLI's requests
-            response = field_obj(message, "response")
-            request_id = response.get("request_id")
-            if isinstance(request_id, str):
-                self._protocol.send(Withdraw(request_id))
-            return answered(request_id, _choice(field_obj(response, "response")))
+            return self._answer(field_obj(message, "response"))
         if kind == "control_request" and isinstance(body := message.get("request"), dict):
             return self._control(str(message.get("request_id")), body)
         return []
+
+    def _answer(self, response: Mapping[str, Any]) -> list[ReplayItem]:
+        request_id, payload = response.get("request_id"), field_obj(response, "response")
+        if not isinstance(request_id, str):
+            return []
+        self._protocol.send(Withdraw(request_id))  # settled: the CLI's echo of it is known
+        question = self._questions.pop(request_id, None)
+        given = field_obj(payload, "updatedInput").get("answers")
+        if question is not None and isinstance(given, dict) and payload.get("behavior") == "allow":
+            return [AnswerSent(request_id=request_id, answer=_questions_answer(question, given))]
+        return answered(request_id, _choice(payload))
 
     def _control(self, recorded_id: str, body: Mapping[str, Any]) -> list[ReplayItem]:
         events: list[ReplayItem] = []
@@ -148,7 +182,9 @@ class _ClaudeWire:
             data, verdicts = self._protocol.send(command)
             self._minted += _request_ids(data)
             events += verdicts
-        if self._minted:
+        elif body.get("subtype") != USAGE_REQUEST["subtype"]:
+            return events  # not replayed (a rewind): its response is an unknown frame
+        if self._minted:  # the one just replayed, or the usage read the protocol asked
             self._ids[recorded_id] = self._minted.popleft()
         return events
 
@@ -160,6 +196,9 @@ class _ClaudeWire:
                 message = {**message, "response": {**response, "request_id": mapped}}
         events = self._protocol.receive(message)
         self._minted += _request_ids(self._protocol.data_to_send())
+        for event in events:
+            if isinstance(event, RequestAsked) and isinstance(event.request, QuestionRequest):
+                self._questions[event.request.id] = event.request
         return list(events)
 
     def end(self) -> list[ReplayItem]:
