@@ -47,7 +47,7 @@ def register_cli(subparsers: Any) -> None:
     """Add `import` to the `corral` command's subparsers."""
     importing = subparsers.add_parser(
         "import",
-        help="import Claude Code, Codex, Copilot, Gemini, opencode sessions and recorded ACP wires",
+        help="import Claude Code, Codex, Copilot, Gemini, opencode sessions and wire recordings",
     )
     importing.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
     importing.add_argument(
