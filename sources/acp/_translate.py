@@ -33,7 +33,7 @@ with `corral/tokens` just before the end.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -88,6 +88,11 @@ _STREAMS = {
     "agent_message_chunk": "m",
     "agent_thought_chunk": "r",
     "user_message_chunk": "u",
+}
+_CHUNKS: dict[str, type[TextDelta] | type[ReasoningDelta] | type[UserMessage]] = {
+    "m": TextDelta,
+    "r": ReasoningDelta,
+    "u": UserMessage,
 }
 
 
@@ -217,48 +222,43 @@ class Translator:
 
     def update(self, update: Mapping[str, Any]) -> list[DriverEvent]:
         kind = update.get("sessionUpdate")
-        match kind:
-            case "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk":
-                return self._chunk(kind, update)
-            case "tool_call" | "tool_call_update":
-                self._stream = None
-                tool = (
-                    self.tools.started(update)
-                    if kind == "tool_call"
-                    else self.tools.updated(update)
-                )
-                return [] if tool is None else [Emitted(kind=ToolUpdated(tool))]
-            case "plan":
-                return [Emitted(kind=_plan_entries(update.get("entries")))]
-            case "plan_update" | "plan_removed":
-                return self._plan_update(kind, update)
-            case "available_commands_update":
-                return [
-                    InfoChanged(
-                        commands=slash_commands(update.get("availableCommands"), _input_hint)
-                    )
-                ]
-            case "current_mode_update":
-                return self.settings.mode_changed(update.get("currentModeId"))
-            case "config_option_update":
-                options = update.get("configOptions")
-                return self.settings.replaced(options) if isinstance(options, list) else []
-            case "session_info_update":
-                title = update.get("title")
-                return [InfoChanged(title=title)] if isinstance(title, str) else []
-            case "usage_update":
-                return self._usage(update)
-            case "notice":
-                return notice(update)
-            case "compaction":
-                return self.compactions.update(update)
-            case "compaction_summary":
-                return self.compactions.summary(update)
+        if isinstance(kind, str) and (handler := _UPDATES.get(kind)) is not None:
+            return handler(self, kind, update)
         return [
             raw_diagnostic(
                 DiagnosticLevel.INFO, f"ACP session update {kind!r}", f"update:{kind}", update
             )
         ]
+
+    def _tool_call(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        self._stream = None
+        tool = self.tools.started(update) if kind == "tool_call" else self.tools.updated(update)
+        return [] if tool is None else [Emitted(kind=ToolUpdated(tool))]
+
+    def _plan(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        return [Emitted(kind=_plan_entries(update.get("entries")))]
+
+    def _commands(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        return [InfoChanged(commands=slash_commands(update.get("availableCommands"), _input_hint))]
+
+    def _mode(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        return self.settings.mode_changed(update.get("currentModeId"))
+
+    def _options(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        options = update.get("configOptions")
+        return self.settings.replaced(options) if isinstance(options, list) else []
+
+    def _title(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        title = update.get("title")
+        return [InfoChanged(title=title)] if isinstance(title, str) else []
+
+    def _notice(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        return notice(update)
+
+    def _compaction(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
+        if kind == "compaction_summary":
+            return self.compactions.summary(update)
+        return self.compactions.update(update)
 
     def _message_id(self, stream: str, given: object) -> str:
         if isinstance(given, str) and given:
@@ -285,11 +285,7 @@ class Translator:
         if not isinstance(text, str) or not text:
             return []
         message_id = self._message_id(stream, update.get("messageId"))
-        if stream == "m":
-            return [Emitted(kind=TextDelta(message_id=message_id, text=text))]
-        if stream == "r":
-            return [Emitted(kind=ReasoningDelta(message_id=message_id, text=text))]
-        return [Emitted(kind=UserMessage(message_id=message_id, text=text))]
+        return [Emitted(kind=_CHUNKS[stream](message_id=message_id, text=text))]
 
     def _plan_update(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
         if kind == "plan_removed":
@@ -303,7 +299,7 @@ class Translator:
             )
         ]
 
-    def _usage(self, update: Mapping[str, Any]) -> list[DriverEvent]:
+    def _usage(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
         used, size = update.get("used"), update.get("size")
         if not isinstance(used, int) or not isinstance(size, int):
             return [
@@ -337,3 +333,20 @@ class Translator:
 def _declined(note: Emitted, method: str) -> Emitted:
     """`corral/declined`: corral answered this request itself, so the agent is not waiting."""
     return attrs.evolve(note, extensions={**note.extensions, DECLINED: method})
+
+
+_Update = Callable[[Translator, str, Mapping[str, Any]], list[DriverEvent]]
+# The handler of each `sessionUpdate`, looked up once per update (see the module header).
+_UPDATES: dict[str, _Update] = {
+    **dict.fromkeys(_STREAMS, Translator._chunk),
+    **dict.fromkeys(("tool_call", "tool_call_update"), Translator._tool_call),
+    "plan": Translator._plan,
+    **dict.fromkeys(("plan_update", "plan_removed"), Translator._plan_update),
+    "available_commands_update": Translator._commands,
+    "current_mode_update": Translator._mode,
+    "config_option_update": Translator._options,
+    "session_info_update": Translator._title,
+    "usage_update": Translator._usage,
+    "notice": Translator._notice,
+    **dict.fromkeys(("compaction", "compaction_summary"), Translator._compaction),
+}
