@@ -79,12 +79,21 @@ class Fields:
             self.fail(key, f"expected {name}, got {_kind_name(value)}")
         return value
 
+    # The readers below return at once when the value is the JSON type asked for
+    # (`type(...) is`, the common case and the cheapest test); anything else takes
+    # the checked path, which says what is wrong.
+
     def string(self, key: str) -> str:
+        value = self.raw.get(key)
+        if type(value) is str:
+            return value
         return self._typed(key, self._get(key), str, "a string")
 
     def opt_string(self, key: str) -> str | None:
         value = self.raw.get(key)
-        return None if value is None else self._typed(key, value, str, "a string")
+        if value is None or type(value) is str:
+            return value
+        return self._typed(key, value, str, "a string")
 
     def flag(self, key: str, default: bool | None = None) -> bool:
         if default is not None and self.raw.get(key) is None:
@@ -92,13 +101,19 @@ class Fields:
         return self._typed(key, self._get(key), bool, "a boolean")
 
     def integer(self, key: str, minimum: int = 0) -> int:
+        value = self.raw.get(key)
+        if type(value) is int and value >= minimum:
+            return value
         value = self._typed(key, self._get(key), int, "an integer")
         if value < minimum:
             self.fail(key, f"must be at least {minimum}")
         return value
 
     def opt_integer(self, key: str) -> int | None:
-        return None if self.raw.get(key) is None else self.integer(key)
+        value = self.raw.get(key)
+        if value is None or (type(value) is int and value >= 0):
+            return value
+        return self.integer(key)
 
     def opt_number(self, key: str) -> float | None:
         value = self.raw.get(key)
