@@ -98,10 +98,18 @@ def serve_command(args: argparse.Namespace) -> int:
     settings = RuntimeSettings(handshake_timeout=args.handshake_timeout)
     serve_settings = ServeSettings(max_in_flight=args.max_in_flight)
 
+    protocol_out = None
+    if args.ray is not None:
+        from .cluster import private_stdout, ray_missing
+
+        if ray_missing():
+            raise UsageError("--ray needs Ray: pip install 'corral[ray]'")
+        protocol_out = private_stdout()  # Ray and what it loads may print: only on stderr
+
     async def main() -> int:
         metrics, server = await start_metrics(address)
         try:
-            stdin, stdout = await open_stdio()
+            stdin, stdout = await open_stdio(stdout=protocol_out)
             return await serve(
                 stdin=stdin,
                 stdout=stdout,
@@ -112,6 +120,7 @@ def serve_command(args: argparse.Namespace) -> int:
                     metrics=metrics,
                     transcripts=transcripts or False,
                     settings=settings,
+                    ray=args.ray,
                 ),
                 metrics=metrics,
                 settings=serve_settings,

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -24,7 +24,9 @@ from ..pipeline.driver import Driver, Handshake, LaunchSpec, SandboxSpec
 from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.events import AgentDetails, AgentInstallation, SandboxStatus
 from ..pipeline.policy import Policy
-from ..pipeline.rules import RulePolicy, SandboxMode
+from ..pipeline.rules import RulePolicy, SandboxMode, guarded_modes
+from ..pipeline.stages import Sink
+from ..sinks.transcript import Archive
 from .engine import Engine, EngineSettings
 from .handle import Session
 from .session import SessionActor
@@ -40,6 +42,8 @@ __all__ = [
     "handshaken",
     "launch_of",
     "sandbox_mode",
+    "session_policy",
+    "session_sinks",
 ]
 
 
@@ -50,6 +54,37 @@ class SessionOver(Exception):
 def sandbox_mode(policy: Policy | None) -> SandboxMode:
     """The policy's `sandbox` key; policies without one (modes, the app's own) mean auto."""
     return policy.spec.sandbox if isinstance(policy, RulePolicy) else SandboxMode.AUTO
+
+
+async def session_policy(
+    spec: SessionOptions, loader: Callable[[str], Policy] | None, fallback: Policy | None
+) -> Policy:
+    """The session's own policy file, else the Runtime's policy, else the guarded modes."""
+    if spec.policy is not None:
+        if loader is None:
+            raise CorralError(
+                ErrorKind.INVALID_CONFIGURATION, "this runtime cannot load policy files"
+            )
+        return await asyncio.to_thread(loader, spec.policy)
+    return fallback if fallback is not None else guarded_modes()
+
+
+def session_sinks(
+    session: Session,
+    spec: SessionOptions,
+    extra_sinks: Sequence[Sink],
+    factories: Sequence[Callable[[str, str, str], Sink]],
+    archive: Archive | None,
+) -> Callable[[str, str], list[Sink]]:
+    """(agent id, dir) -> the session's sinks; the archive learns its secrets now."""
+    if archive is not None:  # its files mask the secrets the app passed, wherever
+        archive.learn_secrets(session.id, spec.env, spec.mcp_servers)
+
+    def sinks_for(agent_id: str, session_dir: str) -> list[Sink]:
+        made = [make(session.id, agent_id, session_dir) for make in factories]
+        return [session.app_sink, *extra_sinks, *made]
+
+    return sinks_for
 
 
 def abandoned() -> CorralError:

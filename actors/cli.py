@@ -1,8 +1,8 @@
 """The `corral` command line.
 
 corral serve [--mock NAME|FILE] [--policy FILE] [--metrics HOST:PORT]
-             [--handshake-timeout SECONDS] [--max-in-flight N] [TRANSCRIPT OPTIONS]
-                               the line protocol on stdin/stdout
+             [--handshake-timeout SECONDS] [--max-in-flight N] [--ray ADDRESS]
+             [TRANSCRIPT OPTIONS]  the line protocol on stdin/stdout
 corral demo [--metrics HOST:PORT | --no-metrics] [TRANSCRIPT OPTIONS]
                                watch mock sessions run, then a summary
 corral transcripts list|show|export|search|replay
@@ -124,6 +124,13 @@ def build_parser(serve_defaults: Mapping[str, Any] | None = None) -> argparse.Ar
         default=1024,
         help="commands running at once; past that, corral stops reading stdin until "
         "replies drain (default 1024)",
+    )
+    serve.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run every session on a node of this Ray cluster (HOST:PORT or auto, as "
+        "ray.init takes it; local: a private Ray instance on this machine's cores); "
+        "needs corral[ray]",
     )
     _archive_options(serve)
     serve.set_defaults(run=serve_command, **(serve_defaults or {}))

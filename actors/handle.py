@@ -10,13 +10,17 @@ prompts and yields that prompt's turn: the events read from the prompt on,
 up to and including the turn's `TurnEnded`; the stream stays open for the
 next turn. `async with session:` closes the session on the way out, however
 the block ends, and waits until it has ended.
+
+The handle drives an `Actor`: the local `SessionActor`, or the front's proxy
+of a session that runs on a Ray host (`actors/cluster/`); both say the same
+facts (the engine's failure and sequence, the driver's pid).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,9 +43,8 @@ from ..pipeline.events import (
 )
 from ..pipeline.stages import Sink
 from ..sinks.stream import StreamSink
-from .session import SessionActor
 
-__all__ = ["AbandonableSink", "Session"]
+__all__ = ["AbandonableSink", "Actor", "Session"]
 
 
 @runtime_checkable
@@ -51,16 +54,43 @@ class AbandonableSink(Protocol):
     async def abandon(self, session_id: str, error: CorralError) -> None: ...
 
 
+class EngineFacts(Protocol):
+    @property
+    def failure(self) -> CorralError | None: ...
+    @property
+    def sequence(self) -> int: ...
+
+
+class Actor(Protocol):
+    """What a `Session` drives: the session's commands, its state, its channels."""
+
+    @property
+    def engine(self) -> EngineFacts: ...
+    @property
+    def driver(self) -> object: ...  # its `pid`, where it runs an agent
+    def channels(self) -> Sequence[Channel[Any]]: ...
+    def info(self) -> SessionInfo: ...
+    async def prompt(self, text: str, attachments: tuple[str, ...] = ()) -> Delivery: ...
+    async def dequeue(self, prompt_id: str) -> None: ...
+    async def answer(self, request_id: str, answer: Answer) -> None: ...
+    async def cancel(self, clear_queue: bool = False) -> None: ...
+    async def configure(self, option: str, value: ConfigValue) -> SessionInfo: ...
+    async def rollback(self, turns: int, scope: RollbackScope) -> None: ...
+    async def compact(self) -> None: ...
+    async def close(self) -> None: ...
+    async def wait_status(self, wanted: SessionStatus) -> None: ...
+
+
 class Session:
     def __init__(self, *, session_id: str, app_sink: Sink | None) -> None:
         self.id = session_id
         self._stream = StreamSink(session_id=session_id) if app_sink is None else None
         self.app_sink: Sink = app_sink if app_sink is not None else self._stream  # type: ignore[assignment]
-        self._actor: SessionActor | None = None
+        self._actor: Actor | None = None
         self._ended = asyncio.Event()
         self._abandoned: CorralError | None = None
 
-    def attach(self, actor: SessionActor) -> None:
+    def attach(self, actor: Actor) -> None:
         self._actor = actor
 
     def mark_ended(self) -> None:
@@ -81,7 +111,7 @@ class Session:
             self._stream.failure = error
             self._stream.events.close()
 
-    def _live(self) -> SessionActor:
+    def _live(self) -> Actor:
         """The actor, while the session runs; the actor itself never leaves the handle."""
         if self._actor is None or self._ended.is_set():
             raise CorralError(ErrorKind.SESSION_CLOSED, f"session {self.id} has ended")

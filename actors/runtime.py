@@ -19,6 +19,9 @@ shares one the caller owns (and closes), `False` keeps none.
 What the body of `async with Runtime()` raises leaves it unchanged (the
 Runtime's task group would wrap it in an `ExceptionGroup`; `unwrapped` (in
 `_runtime_scope.py`) takes it back out), so a caller catches `CorralError` as itself.
+
+`ray=` (a `ray.init` address, `local`, or a `Cluster`) runs every opened session on a
+Ray cluster's node (`actors/cluster/`), its records coming back to this Runtime's sinks.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from ..pipeline.errors import CorralError, ErrorKind
 from ..pipeline.events import AgentDetails, DiscoveryReport, Event, PlanUsage
 from ..pipeline.fidelity import refuse_unhonoured
 from ..pipeline.policy import Policy
-from ..pipeline.rules import guarded_modes, load_policy
+from ..pipeline.rules import load_policy
 from ..pipeline.stages import Sink
 from ..pipeline.telemetry import Telemetry
 from ..sinks.metrics import Metrics
@@ -61,9 +64,12 @@ from ._runtime_open import (
     handshaken,
     launch_of,
     sandbox_mode,
+    session_policy,
+    session_sinks,
 )
 from ._runtime_scope import owned_archive, unwrapped
 from ._usage_cache import PlanUsageCache
+from .cluster import Cluster
 from .engine import Engine, EngineSettings
 from .handle import Session
 from .options import OpenOptions, session_options
@@ -100,8 +106,10 @@ class Runtime:
         telemetry: Telemetry | None = None,
         metrics: Metrics | None = None,
         transcripts: TranscriptSettings | Archive | bool = True,
+        ray: str | Cluster | None = None,
     ) -> None:
         self.settings = settings if settings is not None else RuntimeSettings()
+        self._mock = mock  # what the cluster's hosts offer too
         if mock is not None:  # `--mock SCRIPT` offers exactly one agent: the script
             catalog = Catalog([mock_entry(mock)])
         self.agents = AgentFinder(
@@ -135,10 +143,16 @@ class Runtime:
         self._plan_usage = PlanUsageCache()
         self._stack = AsyncExitStack()
         self._tasks: asyncio.TaskGroup | None = None
+        self._cluster = ray if isinstance(ray, Cluster) or ray is None else Cluster(address=ray)
 
     async def __aenter__(self) -> Runtime:
         become_subreaper()  # orphans of every session's agent stay ours to end
         self._tasks = await self._stack.enter_async_context(asyncio.TaskGroup())
+        if self._cluster is not None:  # stopped after every session has closed
+            hosting = self._cluster.hosting(
+                {"mock": self._mock, "policy": self._policy, "settings": self.settings}
+            )
+            await self._stack.enter_async_context(hosting)
         return self
 
     async def __aexit__(
@@ -219,7 +233,23 @@ class Runtime:
         rt.open(...) as session:` closes it on the way out.
         """
         spec = session_options(agent, dir, options)
+        if self._cluster is not None:
+            return await self._open_remote(spec, app_sink, extra_sinks)
         session, _ = await self._start(spec, app_sink=app_sink, extra_sinks=extra_sinks)
+        return session
+
+    async def _open_remote(
+        self, spec: SessionOptions, app_sink: Sink | None, extra_sinks: Sequence[Sink]
+    ) -> Session:
+        """The session runs on a Ray host; its records come back to this Runtime's sinks."""
+        assert self._tasks is not None and self._cluster is not None
+        self._count += 1
+        session = Session(session_id=f"s{self._count}", app_sink=app_sink)
+        sinks = session_sinks(session, spec, extra_sinks, self._sink_factories, self.archive)
+        await self._cluster.open(session, spec, sinks, self._tasks, self._forget)
+        self._sessions[session.id] = session
+        if session.has_stream:
+            await self._joined.add(session.events())
         return session
 
     async def generate(
@@ -254,17 +284,19 @@ class Runtime:
         policy: Policy | None = None,
         tools: bool = True,
         hidden: bool = False,
+        session_id: str | None = None,
     ) -> tuple[Session, CatalogEntry]:
-        """Start a session; `hidden` keeps its id from `session()` (the app never opened it)."""
+        """Start a session; `hidden` keeps its id from `session()` (the app never opened it);
+        a Ray host starts it with the front's `session_id` (`actors/cluster/`)."""
         if self._tasks is None:
             raise RuntimeError("use `async with Runtime() as rt`")
         session_dir = await asyncio.to_thread(checked_dir, spec.dir)
         entry, installation = await self.agents.resolve(spec.agent)
         if policy is None:
-            policy = await self._session_policy(spec)
+            policy = await session_policy(spec, self._policy_loader, self._policy)
         sandbox = await self.sandboxes.plan(sandbox_mode(policy), spec.sandbox)
         self._count += 1
-        session_id = f"s{self._count}"
+        session_id = session_id or f"s{self._count}"
         if hidden:
             self._hidden.add(session_id)
         mode = spec.permission_mode or self.settings.default_mode
@@ -276,10 +308,9 @@ class Runtime:
         )
         sandbox_status = await self.sandboxes.status(sandbox)
         session = Session(session_id=session_id, app_sink=app_sink)
-        sinks: list[Sink] = [session.app_sink, *extra_sinks]
-        sinks += [make(session_id, installation.id, session_dir) for make in self._sink_factories]
-        if self.archive is not None:  # its files mask the secrets the app passed, wherever
-            self.archive.learn_secrets(session_id, spec.env, spec.mcp_servers)
+        sinks = session_sinks(session, spec, extra_sinks, self._sink_factories, self.archive)(
+            installation.id, session_dir
+        )
         opened: asyncio.Future[SessionActor] = asyncio.get_running_loop().create_future()
 
         build_engine = engine_builder(
@@ -311,15 +342,6 @@ class Runtime:
             await self._joined.add(session.events())
         return session, entry
 
-    async def _session_policy(self, spec: SessionOptions) -> Policy:
-        if spec.policy is not None:
-            if self._policy_loader is None:
-                raise CorralError(
-                    ErrorKind.INVALID_CONFIGURATION, "this runtime cannot load policy files"
-                )
-            return await asyncio.to_thread(self._policy_loader, spec.policy)
-        return self._policy if self._policy is not None else guarded_modes()
-
     async def _run_session(
         self,
         session: Session,
@@ -349,12 +371,16 @@ class Runtime:
         except* Exception as group:  # a bug in corral, contained to this session
             await contain_crash(group, session, driver, opened, self.settings.actor.close_grace)
         finally:
-            if actor is not None and self.metrics is not None:
-                self.metrics.retire_channels(actor.channels())  # keep their final totals
-            self._sessions.pop(session.id, None)
-            self._ending.discard(session.id)
-            self._ended.add(session.id)
-            session.mark_ended()
+            self._forget(session, [] if actor is None else actor.channels())
+
+    def _forget(self, session: Session, channels: Sequence[Channel[Any]]) -> None:
+        """The session has ended: its channels' final totals kept, its id taken back."""
+        if self.metrics is not None:
+            self.metrics.retire_channels(channels)
+        self._sessions.pop(session.id, None)
+        self._ending.discard(session.id)
+        self._ended.add(session.id)
+        session.mark_ended()
 
     async def close_all(self) -> None:
         """Close every session; abandon every handshake still in flight."""

@@ -81,6 +81,11 @@ class CorralError(Exception):
     def __repr__(self) -> str:
         return f"CorralError({self.kind.value}, {self.message!r})"
 
+    def __reduce__(self) -> tuple[object, tuple[ErrorBody]]:
+        # Pickled as its body (a session's error crossing to a Ray host and back);
+        # the default would call `__init__` with the message alone.
+        return CorralError.from_error_body, (self.error_body(),)
+
     @classmethod
     def from_error_body(cls, body: ErrorBody) -> CorralError:
         return cls(body.kind, body.message, **body.extra)

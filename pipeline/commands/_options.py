@@ -21,6 +21,7 @@ __all__ = [
     "AppServerRef",
     "McpServer",
     "PermissionMode",
+    "Placement",
     "SessionOptions",
     "agent_ref_from_wire",
     "agent_ref_to_wire",
@@ -31,6 +32,30 @@ class PermissionMode(enum.StrEnum):
     ASK = "Ask"  # forward every request to the app
     AUTO_APPROVE = "AutoApprove"  # corral allows each request once
     ACCEPT_EDITS = "AcceptEdits"  # corral allows edits once, forwards the rest
+
+
+@attrs.frozen(kw_only=True)
+class Placement:
+    """Where a session may run on a Ray cluster (`serve --ray`): the extension field
+    `"placement": {"resources": {"NAME": AMOUNT}}` pins it to nodes with those
+    custom resources. Without `--ray` it has no effect."""
+
+    resources: tuple[tuple[str, float], ...] = ()
+
+    def to_wire(self) -> dict[str, object]:
+        return {"resources": dict(self.resources)}
+
+    @classmethod
+    def from_wire(cls, fields: Fields) -> Placement:
+        resources = fields.obj("resources")
+        return cls(resources=tuple((name, _amount(resources, name)) for name in resources.raw))
+
+
+def _amount(resources: Fields, name: str) -> float:
+    amount = resources.opt_number(name)
+    if amount is None or amount <= 0:
+        resources.fail(name, "must be a positive number")
+    return amount
 
 
 @attrs.frozen(kw_only=True)
@@ -150,6 +175,7 @@ class SessionOptions:
     policy: str | None = None  # a policy file for this session
     show_auto_decisions: bool = False  # report policy decisions to the app
     sandbox: bool = False  # run the agent process itself in corral's OS sandbox
+    placement: Placement | None = None  # on a Ray cluster: the nodes it may run on
 
     def to_wire(self) -> dict[str, object]:
         """The fields `open` and `generate` carry at top level; defaults left out."""
@@ -165,6 +191,7 @@ class SessionOptions:
             "policy": self.policy,
             "show_auto_decisions": self.show_auto_decisions,
             "sandbox": self.sandbox,
+            "placement": None if self.placement is None else self.placement.to_wire(),
         }
         present = {k: v for k, v in optional.items() if not _is_default(v)}
         return {"agent": agent_ref_to_wire(self.agent), "dir": self.dir, **present}
@@ -172,6 +199,7 @@ class SessionOptions:
     @classmethod
     def from_wire(cls, fields: Fields) -> SessionOptions:
         configure = fields.opt_obj("configure")
+        placement = fields.opt_obj("placement")
         modes: dict[str, PermissionMode] = {m.value: m for m in PermissionMode}
         mode = fields.choice("permission_mode", modes) if fields.has("permission_mode") else None
         return cls(
@@ -195,6 +223,7 @@ class SessionOptions:
             policy=fields.opt_string("policy"),
             show_auto_decisions=fields.flag("show_auto_decisions", False),
             sandbox=fields.flag("sandbox", False),
+            placement=None if placement is None else Placement.from_wire(placement),
         )
 
 

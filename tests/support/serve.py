@@ -42,11 +42,14 @@ class ServeProcess:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         command: Sequence[str] = ("-m", "corral.actors.cli", "serve"),
+        launcher: Sequence[str] = (),
     ) -> ServeProcess:
-        """`command`: what python runs (another module that serves the protocol)."""
+        """`command`: what python runs (another module that serves the protocol);
+        `launcher`: what runs python (`nsenter ...` into a Ray test cluster's namespace)."""
         full_env = dict(os.environ)
         full_env.update(env or {})
         process = await asyncio.create_subprocess_exec(
+            *launcher,
             sys.executable,
             *command,
             *args,

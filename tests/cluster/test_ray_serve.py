@@ -1,0 +1,170 @@
+"""`corral serve --ray` against a two-node cluster: placement, the wire, faults, shutdown.
+
+One cluster for the module (`conftest.py`); the test that kills a node
+comes last. Every line serve writes is checked against the schema as it
+is read (`ServeProcess`); each test ends by asserting that nothing it
+started (hosts, agents, their watchdogs) is left in the namespace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.raycluster import WORKER_RESOURCE, RayCluster
+from tests.support.serve import ServeProcess
+from tests.support.waiting import until
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+DELTAS = 40
+
+
+def _turn(pause_ms: int) -> list[Any]:
+    steps: list[Any] = [
+        {"Emit": {"TextDelta": {"message_id": "m1", "text": f"part {index} "}}}
+        for index in range(DELTAS)
+    ]
+    return [
+        *steps[: DELTAS // 2],
+        {"Sleep": pause_ms},
+        *steps[DELTAS // 2 :],
+        {"Emit": {"MessageEnded": {"message_id": "m1"}}},
+        {"Usage": {"used_tokens": 100, "window_tokens": 1000, "cost_usd": 0.001}},
+        {"End": {"Completed": {"source": "Protocol"}}},
+    ]
+
+
+def _script(tmp_path: Path, pause_ms: int = 50) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"process": True, "turns": [_turn(pause_ms)] * 3}))
+    return str(path)
+
+
+def _ours(command: str) -> bool:
+    """A process corral started on a node: a host, an agent, a host's watchdog."""
+    return any(mark in command for mark in ("SessionHost", "corral.sources.mock", "killpg"))
+
+
+@pytest.fixture
+async def serve(cluster: RayCluster, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    started: list[ServeProcess] = []
+
+    async def start(*extra: str, pause_ms: int = 50) -> ServeProcess:
+        process = await ServeProcess.start(
+            "--ray", cluster.address, "--mock", _script(tmp_path, pause_ms), *extra,
+            launcher=cluster.prefix(),
+            env={"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"},
+        )  # fmt: skip
+        started.append(process)
+        await process.wait_for(lambda line: "hello" in line, timeout=60)
+        return process
+
+    yield start
+    for process in started:
+        await process.kill()
+    await until(lambda: not [c for c in cluster.processes().values() if _ours(c)], timeout=30)
+
+
+def _under(cluster: RayCluster, node: str) -> list[str]:
+    """Command lines of the agents running under `node`'s raylet."""
+    raylet = cluster.raylet_of(node)
+    processes = cluster.processes()
+    parents = {pid: _parent(pid) for pid in processes}
+
+    def descends(pid: int) -> bool:
+        while pid in parents:
+            if pid == raylet:
+                return True
+            pid = parents[pid]
+        return False
+
+    return [c for p, c in processes.items() if "corral.sources.mock" in c and descends(p)]
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _gapless(process: ServeProcess, sid: str) -> list[dict[str, Any]]:
+    events = process.events(sid)
+    assert [e["sequence"] for e in events] == list(range(1, len(events) + 1))
+    return events
+
+
+async def _open(process: ServeProcess, tmp_path: Path, **extra: Any) -> str:
+    info = await process.ok({"cmd": "open", "agent": "mock", "dir": str(tmp_path), **extra}, 90)
+    return str(info["id"])
+
+
+async def test_sessions_spread_over_both_nodes_and_a_pinned_one_lands_on_its_node(
+    serve: Callable[..., Any], cluster: RayCluster, tmp_path: Path
+) -> None:
+    process = await serve()
+    for _ in range(4):
+        await _open(process, tmp_path)
+    await until(lambda: len(_under(cluster, "head")) + len(_under(cluster, "worker")) == 4)
+    assert (len(_under(cluster, "head")), len(_under(cluster, "worker"))) == (2, 2)
+
+    await _open(process, tmp_path, placement={"resources": {WORKER_RESOURCE: 1}})
+    await until(lambda: len(_under(cluster, "worker")) == 3)
+    assert len(_under(cluster, "head")) == 2
+
+    refused = await process.request(
+        {"cmd": "open", "agent": "mock", "dir": str(tmp_path),
+         "placement": {"resources": {"gpu_nobody_has": 1}}}
+    )  # fmt: skip
+    assert refused["error"]["kind"] == "InvalidRequest"
+    assert await process.finish(60) == 0
+
+
+async def test_every_event_arrives_gapless_with_transcripts_and_metrics(
+    serve: Callable[..., Any], cluster: RayCluster, tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    process = await serve("--transcripts", str(archive), "--metrics", METRICS)
+    sessions = [await _open(process, tmp_path) for _ in range(4)]
+    for sid in sessions:
+        await process.ok({"cmd": "prompt", "session": sid, "text": "go"})
+    for sid in sessions:
+        await process.wait_event(sid, "TurnEnded", timeout=60)
+    scraped = await _scrape(cluster)
+    assert await process.finish(60) == 0
+
+    for sid in sessions:
+        kinds = [next(iter(e["kind"])) if isinstance(e["kind"], dict) else e["kind"]
+                 for e in _gapless(process, sid)]  # fmt: skip
+        assert kinds.count("TextDelta") == DELTAS
+        assert any(line.get("closed") == sid for line in process.lines)
+    listed = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "corral.actors.cli", "transcripts", "list", "--json",
+        "--transcripts", str(archive), stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(listed.communicate(), 60)
+    rows = [json.loads(row) for row in out.splitlines()]
+    assert sorted(row["session"] for row in rows) == sorted(sessions)
+    assert {(row["status"], row["turns"]) for row in rows} == {("closed", 1)}
+    assert 'corral_sessions_started_total{agent="mock"} 4.0' in scraped
+
+
+METRICS = "127.0.0.1:9478"  # inside the namespace: nobody else's port
+
+
+async def _scrape(cluster: RayCluster) -> str:
+    """The front's /metrics, read from inside the namespace."""
+    fetch = await asyncio.create_subprocess_exec(
+        *cluster.prefix(), sys.executable, "-c",
+        "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())",
+        f"http://{METRICS}/metrics", stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, _ = await fetch.communicate()
+    return out.decode()
