@@ -26,6 +26,7 @@ for the process, which is the session.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -93,10 +94,6 @@ def _command_decisions(params: Fields) -> dict[PermissionChoice, Any]:
     return decisions
 
 
-def _pending(tool: ToolUpdate | None, fallback: ToolUpdate) -> ToolUpdate:
-    return tool if tool is not None else fallback
-
-
 class ServerRequests:
     """The requests Codex is waiting on, keyed by corral request id."""
 
@@ -115,182 +112,25 @@ class ServerRequests:
     ) -> RequestAsked | None:
         """The request for the engine; None when corral cannot represent it."""
         request_id = self.request_id(rpc_id)
-        match method:
-            case "item/commandExecution/requestApproval":
-                return self._command(request_id, rpc_id, method, params, tool)
-            case "item/fileChange/requestApproval":
-                return self._file_change(request_id, rpc_id, method, params, tool)
-            case "item/permissions/requestApproval":
-                return self._permissions(request_id, rpc_id, method, params)
-            case "item/tool/requestUserInput":
-                return self._questions(request_id, rpc_id, method, params)
-            case "execCommandApproval":
-                return self._legacy_command(request_id, rpc_id, method, params, tool)
-            case "applyPatchApproval":
-                return self._legacy_patch(request_id, rpc_id, method, params, tool)
-        return None
-
-    def _ask(
-        self, request_id: str, entry: _Open, tool: ToolUpdate, detail: str | None
-    ) -> RequestAsked:
+        if method == "item/tool/requestUserInput":
+            return self._questions(request_id, rpc_id, method, params)
+        read = _PERMISSIONS.get(method)
+        if read is None:
+            return None
+        asked = read(params)
+        entry = _Open(
+            rpc_id=rpc_id, method=method, decisions=asked.decisions, withdraw=asked.withdraw
+        )
+        shown = tool if asked.stand_in and tool is not None else asked.tool
         self._open[request_id] = entry
         order = (ALLOW_ONCE, ALLOW_ALWAYS, DENY_ONCE)
         request = PermissionRequest(
             id=request_id,
-            tool=tool,
+            tool=shown,
             options=tuple(choice for choice in order if choice in entry.decisions),
-            detail=detail,
+            detail=asked.detail,
         )
-        return RequestAsked(request=request, extensions={"codex/method": entry.method})
-
-    def _command(
-        self,
-        request_id: str,
-        rpc_id: int | str,
-        method: str,
-        params: Fields,
-        tool: ToolUpdate | None,
-    ) -> RequestAsked:
-        item_id = params.string("itemId")
-        command = params.opt_string("command") or ""
-        fallback = ToolUpdate(
-            id=item_id,
-            kind=ToolKind.EXECUTE,
-            title=command or "Run a command",
-            status=ToolStatus.PENDING,
-            input=CommandInput(command=command, cwd=params.opt_string("cwd")),
-        )
-        detail = params.opt_string("reason")
-        network = params.opt_obj("networkApprovalContext")
-        if network is not None:
-            access = f"network access to {network.opt_string('host')}"
-            detail = f"{detail} ({access})" if detail else access
-        entry = _Open(
-            rpc_id=rpc_id,
-            method=method,
-            decisions=_command_decisions(params),
-            withdraw={"decision": "cancel"},
-        )
-        return self._ask(request_id, entry, _pending(tool, fallback), detail)
-
-    def _file_change(
-        self,
-        request_id: str,
-        rpc_id: int | str,
-        method: str,
-        params: Fields,
-        tool: ToolUpdate | None,
-    ) -> RequestAsked:
-        fallback = ToolUpdate(
-            id=params.string("itemId"),
-            kind=ToolKind.EDIT,
-            title="Edit files",
-            status=ToolStatus.PENDING,
-        )
-        detail = params.opt_string("reason")
-        root = params.opt_string("grantRoot")
-        if root:
-            detail = f"{detail} (write access under {root})" if detail else f"write under {root}"
-        entry = _Open(
-            rpc_id=rpc_id,
-            method=method,
-            decisions={
-                ALLOW_ONCE: "accept",
-                ALLOW_ALWAYS: "acceptForSession",
-                DENY_ONCE: "decline",
-            },
-            withdraw={"decision": "cancel"},
-        )
-        return self._ask(request_id, entry, _pending(tool, fallback), detail)
-
-    def _permissions(
-        self, request_id: str, rpc_id: int | str, method: str, params: Fields
-    ) -> RequestAsked:
-        requested = params.raw.get("permissions")
-        tool = ToolUpdate(
-            id=params.string("itemId"),
-            kind=ToolKind.OTHER,
-            title="Grant additional permissions",
-            status=ToolStatus.PENDING,
-            raw=RawTool(name="permissions", input=requested),
-        )
-        entry = _Open(
-            rpc_id=rpc_id,
-            method=method,
-            decisions={
-                ALLOW_ONCE: {"permissions": requested, "scope": "turn"},
-                ALLOW_ALWAYS: {"permissions": requested, "scope": "session"},
-                DENY_ONCE: {"permissions": {}},
-            },
-            withdraw={"permissions": {}},
-        )
-        return self._ask(request_id, entry, tool, params.opt_string("reason"))
-
-    def _legacy_command(
-        self,
-        request_id: str,
-        rpc_id: int | str,
-        method: str,
-        params: Fields,
-        tool: ToolUpdate | None,
-    ) -> RequestAsked:
-        command = " ".join(params.strings("command"))
-        fallback = ToolUpdate(
-            id=params.string("callId"),
-            kind=ToolKind.EXECUTE,
-            title=command,
-            status=ToolStatus.PENDING,
-            input=CommandInput(command=command, cwd=params.opt_string("cwd")),
-        )
-        return self._ask(
-            request_id,
-            self._legacy_entry(rpc_id, method),
-            _pending(tool, fallback),
-            params.opt_string("reason"),
-        )
-
-    def _legacy_patch(
-        self,
-        request_id: str,
-        rpc_id: int | str,
-        method: str,
-        params: Fields,
-        tool: ToolUpdate | None,
-    ) -> RequestAsked:
-        diffs = []
-        for path, raw in params.obj("fileChanges").raw.items():
-            change = Fields(raw, f"fileChanges.{path}")
-            change_type = change.string("type")
-            text = change.opt_string("unified_diff") or change.opt_string("content") or ""
-            diffs.append(file_diff(path, change_type, text))
-        paths = [d.path for d in diffs]
-        fallback = ToolUpdate(
-            id=params.string("callId"),
-            kind=ToolKind.EDIT,
-            title=edit_title(ToolKind.EDIT, paths),
-            status=ToolStatus.PENDING,
-            diffs=tuple(diffs),
-            locations=tuple(paths),
-        )
-        return self._ask(
-            request_id,
-            self._legacy_entry(rpc_id, method),
-            _pending(tool, fallback),
-            params.opt_string("reason"),
-        )
-
-    @staticmethod
-    def _legacy_entry(rpc_id: int | str, method: str) -> _Open:
-        return _Open(
-            rpc_id=rpc_id,
-            method=method,
-            decisions={
-                ALLOW_ONCE: "approved",
-                ALLOW_ALWAYS: "approved_for_session",
-                DENY_ONCE: None,  # {"denied": {"rejection": message}}
-            },
-            withdraw={"decision": "abort"},
-        )
+        return RequestAsked(request=request, extensions={"codex/method": method})
 
     def _questions(
         self, request_id: str, rpc_id: int | str, method: str, params: Fields
@@ -362,6 +202,121 @@ class ServerRequests:
             return None
         request_id = self.request_id(rpc_id)
         return request_id if self._open.pop(request_id, None) is not None else None
+
+
+@attrs.frozen(kw_only=True)
+class _Asked:
+    """What one approval request asks, read from its params."""
+
+    tool: ToolUpdate  # a stand-in: Codex's own tool for the item is shown when known
+    decisions: dict[PermissionChoice, Any]  # what to send for each offered choice
+    withdraw: Any
+    detail: str | None
+    stand_in: bool = True  # False: `tool` is shown even when the item's tool is known
+
+
+def _command(params: Fields) -> _Asked:
+    item_id = params.string("itemId")
+    command = params.opt_string("command") or ""
+    tool = ToolUpdate(
+        id=item_id,
+        kind=ToolKind.EXECUTE,
+        title=command or "Run a command",
+        status=ToolStatus.PENDING,
+        input=CommandInput(command=command, cwd=params.opt_string("cwd")),
+    )
+    detail = params.opt_string("reason")
+    network = params.opt_obj("networkApprovalContext")
+    if network is not None:
+        access = f"network access to {network.opt_string('host')}"
+        detail = f"{detail} ({access})" if detail else access
+    decisions = _command_decisions(params)
+    return _Asked(tool=tool, decisions=decisions, withdraw={"decision": "cancel"}, detail=detail)
+
+
+def _file_change(params: Fields) -> _Asked:
+    tool = ToolUpdate(
+        id=params.string("itemId"),
+        kind=ToolKind.EDIT,
+        title="Edit files",
+        status=ToolStatus.PENDING,
+    )
+    detail = params.opt_string("reason")
+    root = params.opt_string("grantRoot")
+    if root:
+        detail = f"{detail} (write access under {root})" if detail else f"write under {root}"
+    decisions = {ALLOW_ONCE: "accept", ALLOW_ALWAYS: "acceptForSession", DENY_ONCE: "decline"}
+    return _Asked(tool=tool, decisions=decisions, withdraw={"decision": "cancel"}, detail=detail)
+
+
+def _permissions(params: Fields) -> _Asked:
+    requested = params.raw.get("permissions")
+    tool = ToolUpdate(
+        id=params.string("itemId"),
+        kind=ToolKind.OTHER,
+        title="Grant additional permissions",
+        status=ToolStatus.PENDING,
+        raw=RawTool(name="permissions", input=requested),
+    )
+    decisions = {
+        ALLOW_ONCE: {"permissions": requested, "scope": "turn"},
+        ALLOW_ALWAYS: {"permissions": requested, "scope": "session"},
+        DENY_ONCE: {"permissions": {}},
+    }
+    withdraw: dict[str, Any] = {"permissions": {}}
+    detail = params.opt_string("reason")
+    return _Asked(tool=tool, decisions=decisions, withdraw=withdraw, detail=detail, stand_in=False)
+
+
+def _legacy(tool: ToolUpdate, params: Fields) -> _Asked:
+    decisions = {
+        ALLOW_ONCE: "approved",
+        ALLOW_ALWAYS: "approved_for_session",
+        DENY_ONCE: None,  # {"denied": {"rejection": message}}
+    }
+    detail = params.opt_string("reason")
+    return _Asked(tool=tool, decisions=decisions, withdraw={"decision": "abort"}, detail=detail)
+
+
+def _legacy_command(params: Fields) -> _Asked:
+    command = " ".join(params.strings("command"))
+    tool = ToolUpdate(
+        id=params.string("callId"),
+        kind=ToolKind.EXECUTE,
+        title=command,
+        status=ToolStatus.PENDING,
+        input=CommandInput(command=command, cwd=params.opt_string("cwd")),
+    )
+    return _legacy(tool, params)
+
+
+def _legacy_patch(params: Fields) -> _Asked:
+    diffs = []
+    for path, raw in params.obj("fileChanges").raw.items():
+        change = Fields(raw, f"fileChanges.{path}")
+        change_type = change.string("type")
+        text = change.opt_string("unified_diff") or change.opt_string("content") or ""
+        diffs.append(file_diff(path, change_type, text))
+    paths = [d.path for d in diffs]
+    tool = ToolUpdate(
+        id=params.string("callId"),
+        kind=ToolKind.EDIT,
+        title=edit_title(ToolKind.EDIT, paths),
+        status=ToolStatus.PENDING,
+        diffs=tuple(diffs),
+        locations=tuple(paths),
+    )
+    return _legacy(tool, params)
+
+
+# The approval requests by method (the questions of `item/tool/requestUserInput` aside).
+_PERMISSIONS: dict[str, Callable[[Fields], _Asked]] = {
+    "item/commandExecution/requestApproval": _command,
+    "item/fileChange/requestApproval": _file_change,
+    "item/permissions/requestApproval": _permissions,
+    "execCommandApproval": _legacy_command,
+    "applyPatchApproval": _legacy_patch,
+}
 
 
 def unsupported_reply(rpc_id: int | str, method: str) -> Reply:
