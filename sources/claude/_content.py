@@ -71,6 +71,10 @@ def user_text(content: object) -> str | None:
     return "\n".join(texts) if texts else None
 
 
+# A tuple, not a set: an event's `type` may be any JSON value, unhashable too.
+_QUIET_STREAM = ("content_block_start", "content_block_stop", "ping")
+
+
 class Content:
     """Content normalizer; one per session (or per transcript)."""
 
@@ -91,6 +95,10 @@ class Content:
     ) -> list[DriverEvent] | None:
         """Events for one raw stream event; None when the event type is unknown."""
         kind = event.get("type")
+        if kind == "content_block_delta":  # the commonest, tested first
+            return self._delta(event.get("delta"), parent)
+        if kind in _QUIET_STREAM:
+            return []
         if kind == "message_start":
             message = field_obj(event, "message")
             message_id = str(message.get("id") or f"stream-{len(self._streamed)}")
@@ -98,16 +106,12 @@ class Content:
             self._streamed.add(message_id)
             self._note_usage(message.get("usage"), message.get("model"), parent)
             return []
-        if kind == "content_block_delta":
-            return self._delta(event.get("delta"), parent)
         if kind == "message_delta":
             self._note_usage(event.get("usage"), None, parent)
             return []
         if kind == "message_stop":
             ended = self._streaming.pop(parent, None)
             return [] if ended is None else [_emit(MessageEnded(ended), parent)]
-        if kind in ("content_block_start", "content_block_stop", "ping"):
-            return []
         return None
 
     def _delta(self, delta: object, parent: str | None) -> list[DriverEvent]:

@@ -125,6 +125,13 @@ class ProtocolCore:
         turn.begun = True
         return [TurnBegan()]
 
+    def _begun_by(self, frame: Mapping[str, Any]) -> list[DriverEvent]:
+        """`_begin` with the prompts `frame` mentions, read only while a turn waits for one."""
+        turn = self._turn
+        if turn is None or turn.begun:
+            return []
+        return self._begin(self._mentions(frame))
+
     def _finish(
         self, stop: StopReason, extensions: dict[str, Any] | None = None
     ) -> list[DriverEvent]:

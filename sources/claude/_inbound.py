@@ -86,7 +86,7 @@ class InboundFrames(ProtocolCore):
     def _on_stream_event(self, frame: Mapping[str, Any]) -> list[DriverEvent]:
         event = frame.get("event")
         parent = _parent(frame)
-        events = self._begin(self._mentions(frame))
+        events = self._begun_by(frame)
         handled = self.content.stream_event(event, parent) if isinstance(event, dict) else None
         if handled is None:
             name = f"stream_event/{event.get('type') if isinstance(event, dict) else None}"
@@ -94,7 +94,7 @@ class InboundFrames(ProtocolCore):
         return events + handled
 
     def _on_assistant(self, frame: Mapping[str, Any]) -> list[DriverEvent]:
-        events = self._begin(self._mentions(frame))
+        events = self._begun_by(frame)
         message = frame.get("message")
         if isinstance(message, dict):
             events.extend(self.content.assistant(message, _parent(frame)))
@@ -137,7 +137,7 @@ class InboundFrames(ProtocolCore):
         return began + usage + self._finish(stop, extensions)
 
     def _on_system(self, frame: Mapping[str, Any]) -> list[DriverEvent]:
-        events = self._begin(self._mentions(frame))
+        events = self._begun_by(frame)
         subtype = frame.get("subtype")
         if subtype == "init":
             return events + self._on_init(frame)
