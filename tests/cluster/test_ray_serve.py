@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.raycluster import WORKER_RESOURCE, RayCluster
+from tests.support.raycluster import HEAD_RESOURCE, WORKER_RESOURCE, RayCluster
 from tests.support.serve import ServeProcess
 from tests.support.waiting import until
 
@@ -168,3 +170,77 @@ async def _scrape(cluster: RayCluster) -> str:
     )  # fmt: skip
     out, _ = await fetch.communicate()
     return out.decode()
+
+
+async def _mid_turn(process: ServeProcess, sessions: list[str]) -> None:
+    """Prompt each session and wait until its turn streams (it then pauses)."""
+    for sid in sessions:
+        await process.ok({"cmd": "prompt", "session": sid, "text": "go"})
+    for sid in sessions:
+        await process.wait_event(sid, "TextDelta", timeout=60, count=DELTAS // 2)
+
+
+def _agents(cluster: RayCluster) -> int:
+    return sum("corral.sources.mock" in c for c in cluster.processes().values())
+
+
+async def test_shutdown_mid_turn_closes_every_session_and_leaves_no_process(
+    serve: Callable[..., Any], cluster: RayCluster, tmp_path: Path
+) -> None:
+    process = await serve(pause_ms=60_000)
+    sessions = [await _open(process, tmp_path) for _ in range(3)]
+    await _mid_turn(process, sessions)
+    assert _agents(cluster) == 3
+
+    assert await process.finish(60) == 0
+    for sid in sessions:
+        assert [line for line in process.lines if line.get("closed") == sid]
+        assert _gapless(process, sid)[-1]["kind"] == {"StatusChanged": "Idle"}
+    await until(lambda: not [c for c in cluster.processes().values() if _ours(c)], timeout=30)
+
+
+async def test_a_killed_front_leaves_no_agent_behind(
+    serve: Callable[..., Any], cluster: RayCluster, tmp_path: Path
+) -> None:
+    process = await serve(pause_ms=60_000)
+    sessions = [await _open(process, tmp_path) for _ in range(2)]
+    await _mid_turn(process, sessions)
+    await process.kill()  # SIGKILL: the front runs no code of its own on the way out
+    await until(lambda: not [c for c in cluster.processes().values() if _ours(c)], timeout=60)
+
+
+# Last: it kills the worker node.
+async def test_a_dead_node_ends_its_sessions_while_the_others_go_on(
+    serve: Callable[..., Any], cluster: RayCluster, tmp_path: Path
+) -> None:
+    process = await serve(pause_ms=10_000)
+    doomed = [await _open(process, tmp_path, placement=_on(WORKER_RESOURCE)) for _ in range(2)]
+    survivor = await _open(process, tmp_path, placement=_on(HEAD_RESOURCE))
+    await _mid_turn(process, [*doomed, survivor])
+
+    os.kill(cluster.raylet_of("worker"), signal.SIGKILL)
+    for sid in doomed:
+        error = await process.wait_for(lambda line, sid=sid: line.get("session") == sid, 30)
+        assert error["error"]["kind"] in ("ProcessExited", "ProtocolFailed")
+        await process.wait_for(lambda line, sid=sid: line.get("closed") == sid, 30)
+        events = _gapless(process, sid)
+        assert events[-2]["kind"]["TurnEnded"]["stop"]["Failed"]
+        assert events[-1]["kind"] == {"StatusChanged": "Idle"}
+
+    ended = await process.wait_event(survivor, "TurnEnded", timeout=60)
+    assert ended["kind"]["TurnEnded"]["stop"] == {"Completed": {"source": "Protocol"}}
+    _gapless(process, survivor)
+    await until(lambda: _agents(cluster) == 1, timeout=30)  # the dead node's agents ended
+
+    late = await _open(process, tmp_path)  # only the head is left
+    await until(lambda: _agents(cluster) == 2, timeout=30)
+    refused = await process.request(
+        {"cmd": "open", "agent": "mock", "dir": str(tmp_path), "placement": _on(WORKER_RESOURCE)}
+    )
+    assert refused["error"]["kind"] == "InvalidRequest"
+    await process.ok({"cmd": "close", "session": late})
+    assert await process.finish(60) == 0
+
+
+def _on(resource: str) -> dict[str, Any]:
+    return {"resources": {resource: 1}}
