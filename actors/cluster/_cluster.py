@@ -10,7 +10,7 @@ pump (`_front.py`) in the Runtime's task group. Nothing here runs without
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ class Cluster:
         self._settings = ActorSettings()
 
     @asynccontextmanager
-    async def hosting(self, runtime_options: Mapping[str, Any]) -> AsyncIterator[None]:
+    async def hosting(self, **runtime_options: Any) -> AsyncIterator[None]:
         """Connected while inside; `runtime_options` are the hosts' Runtime's keywords
         (the front's mock, policy and `settings`)."""
         from ._connect import connect, disconnect
@@ -75,9 +75,8 @@ class Cluster:
         host = await hosts.place(spec.placement)
         try:
             reply = await _opened(host, session.id, spec)
-        except BaseException:
-            host.sessions -= 1
-            raise
+        finally:
+            host.sessions -= 1  # counted from `place` on, so that concurrent opens spread
         assert isinstance(reply, Opening)
         actor = RemoteActor(
             host=host.actor,
@@ -85,10 +84,11 @@ class Cluster:
             info=reply.info,
             node=host.node.label,
             agent_pid=reply.agent_pid,
-            on_gone=lambda: hosts.lost(host),
+            on_gone=lambda: self._lost(host),
         )
         sinks = sinks_for(reply.info.agent.id, reply.dir)
         session.attach(actor)
+        host.sessions += 1
 
         async def pump() -> None:
             try:
@@ -98,6 +98,10 @@ class Cluster:
                 forget(session, actor.channels())
 
         tasks.create_task(pump(), name=f"session-{session.id}")
+
+    def _lost(self, host: Host) -> None:
+        assert self._hosts is not None
+        self._hosts.lost(host)
 
 
 async def _opened(host: Host, session_id: str, spec: SessionOptions) -> object:
