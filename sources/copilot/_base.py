@@ -74,13 +74,17 @@ class NormalizerState:
         extensions: Mapping[str, Any] | None = None,
         *,
         parent: bool = True,
+        tokens: TokenCount | None = None,
+        model: str | None = None,
     ) -> Emitted:
         extra: dict[str, Any] = dict(extensions) if extensions else {}
         agent = event.get("agentId")
         if agent and isinstance(agent, str):
             extra["copilot/agent_id"] = agent
         parent_id = self._parent(event, agent) if parent else None
-        return Emitted(kind=kind, parent_tool_id=parent_id, extensions=extra)
+        return Emitted(
+            kind=kind, parent_tool_id=parent_id, tokens=tokens, model=model, extensions=extra
+        )
 
     def _parent(self, event: Json, agent: object) -> str | None:
         """The tool call `event` belongs under: its sub-agent's, else the legacy field's."""
@@ -118,7 +122,7 @@ class NormalizerState:
         current, limit = self._window if self._window is not None else (fallback, None)
         tokens = TokenCount.from_counts(self._prompt.tokens) if self._prompt.tokens else None
         kind = ContextUsage(used_tokens=current, window_tokens=limit)
-        return attrs.evolve(self._emit(event, kind, extensions), tokens=tokens, model=model)
+        return self._emit(event, kind, extensions, tokens=tokens, model=model)
 
     def _known_tool(self, tool_id: str) -> ToolUpdate:
         known = self._tools.get(tool_id)
