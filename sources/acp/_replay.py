@@ -72,7 +72,7 @@ class AcpReplay:
     def _replay(self, items: list[dict[str, Any] | NotJson | Oversized]) -> list[DriverEvent]:
         events: list[DriverEvent] = []
         for item in items:
-            if isinstance(item, NotJson | Oversized):
+            if not isinstance(item, dict):  # the decoder's NotJson or Oversized
                 events.append(_problem(WireProblem.from_decoder(item)))
             elif isinstance(item.get("out"), dict):
                 events += self.sent(item["out"])

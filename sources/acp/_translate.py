@@ -263,9 +263,11 @@ class Translator:
     def _message_id(self, stream: str, given: object) -> str:
         if isinstance(given, str) and given:
             return given if stream == "m" else f"{given}/{stream}"
-        if self._stream is None or self._stream[0] != stream:
-            self._messages += 1
-            self._stream = (stream, f"acp-{stream}{self._messages}")
+        current = self._stream
+        if current is not None and current[0] == stream:
+            return current[1]  # the message being written goes on
+        self._messages += 1
+        self._stream = (stream, f"acp-{stream}{self._messages}")
         return self._stream[1]
 
     def _chunk(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
@@ -282,7 +284,7 @@ class Translator:
                 )
             ]
         text = content.get("text")
-        if not isinstance(text, str) or not text:
+        if not text or not isinstance(text, str):
             return []
         message_id = self._message_id(stream, update.get("messageId"))
         return [Emitted(kind=_CHUNKS[stream](message_id=message_id, text=text))]
