@@ -31,7 +31,8 @@ The handlers live by subject: tools, sub-agents and requests in
 skills, streamed tool-call arguments) in `_work_events.py`; configuration,
 plan, context, quota and shutdown in `_session_events.py`; events an
 operator reads (MCP servers, retries, limits...) as Diagnostics of their own
-in `_session_notes.py`.
+in `_session_notes.py`. One table (`_HANDLERS`, at the end, gathering each
+module's own) maps every type to its handler; it is built once, at import.
 
 Types mapped to no event of their own (`CONSUMED`): `assistant.message_start`
 (a message opens with its first delta), `assistant.turn_end` (the end of one
@@ -345,7 +346,7 @@ _HANDLERS: dict[str, _Handler] = {
     "assistant.reasoning_delta": CopilotNormalizer._reasoning_delta,
     "assistant.reasoning": CopilotNormalizer._reasoning,
     "assistant.usage": CopilotNormalizer._assistant_usage,
-    "session.usage_record": CopilotNormalizer._usage_record,  # newer than the seed; see below
+    "session.usage_record": CopilotNormalizer._usage_record,  # newer than the seed; see it
     "tool.execution_start": CopilotNormalizer._tool_start,
     "tool.execution_partial_result": CopilotNormalizer._tool_partial,
     "tool.execution_progress": CopilotNormalizer._tool_progress,
