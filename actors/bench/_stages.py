@@ -1,11 +1,13 @@
 """Where a corpus's cost goes: stages of the pipeline timed alone, in the same run.
 
 - source: the source's own sans-IO reader (framing, orjson, normalizing
-  into driver events), fed the recorded bytes in pipe-sized chunks;
-- engine: the session engine (sans-IO too) on those driver events, as
-  one prompted turn, as the replay driver plays them;
-- line: each event the engine emitted, encoded for the line protocol,
-  its shared JSON encoding included;
+  into driver events), fed the recorded bytes in pipe-sized chunks, one
+  batch of driver events per chunk;
+- engine: the session engine (sans-IO too) on those batches, as one
+  prompted turn, as the replay driver plays them (`on_driver_events`);
+- line: the events the engine emitted for each batch, encoded for the line
+  protocol into one buffer (as the line sink does), their shared JSON
+  encoding included;
 - transcript: the transcript writer on the engine's records, events
   already encoded (as in the pipeline, where the line sink encodes
   first): redaction, its own line, the file write, 256 at a time.
@@ -55,18 +57,19 @@ class StageCosts:
     transcript_s: float
 
 
-def _source(corpus: Corpus) -> tuple[float, list[DriverEvent]]:
-    out: list[DriverEvent] = []
+def _source(corpus: Corpus) -> tuple[float, list[list[DriverEvent]]]:
+    out: list[list[DriverEvent]] = []
     started = time.perf_counter()
     for segment in corpus.segments:
         wire = corpus.wire()
         for start in range(0, len(segment), CHUNK):
-            out += wire.feed(segment[start : start + CHUNK])
-        out += wire.end()
+            out.append(wire.feed(segment[start : start + CHUNK]))
+        out.append(wire.end())
     return time.perf_counter() - started, out
 
 
-def _engine(driven: Sequence[DriverEvent]) -> tuple[float, list[SinkItem]]:
+def _engine(driven: Sequence[list[DriverEvent]]) -> tuple[float, list[list[SinkItem]]]:
+    """The engine's records, one batch per batch of driver events."""
     engine = Engine(
         session_id="s1",
         agent=_AGENT,
@@ -74,29 +77,28 @@ def _engine(driven: Sequence[DriverEvent]) -> tuple[float, list[SinkItem]]:
         clock=time.monotonic,
         wall_clock_ns=time.time_ns,
     )
-    records: list[SinkItem] = []
+    records: list[list[SinkItem]] = []
     outbox = engine.outbox
     started = time.perf_counter()
     engine.prompt("replay")
     engine.on_driver_event(TurnBegan())
-    for event in driven:
+    for batch in driven:
         # The recordings' own turn boundaries fold into the one replayed turn.
-        if not isinstance(event, TurnBegan | TurnFinished):
-            engine.on_driver_event(event)
-            records += outbox
-            outbox.clear()
+        engine.on_driver_events(e for e in batch if not isinstance(e, TurnBegan | TurnFinished))
+        records.append(list(outbox))
+        outbox.clear()
     engine.on_driver_event(TurnFinished(stop=Completed()))
     engine.close()
     engine.finish()  # the engine makes the session's records, `Opened` to `Closed`
-    records += outbox
+    records.append(list(outbox))
     seconds = time.perf_counter() - started
     return seconds, records
 
 
-def _lines(events: Sequence[Event]) -> float:
+def _lines(batches: Sequence[Sequence[Event]]) -> float:
     started = time.perf_counter()
-    for event in events:
-        event_line(event)
+    for batch in batches:
+        b"".join([event_line(event) for event in batch])
     return time.perf_counter() - started
 
 
@@ -113,14 +115,20 @@ def _transcript(records: Sequence[SinkItem], folder: Path) -> float:
     return time.perf_counter() - started
 
 
+def _fresh(batches: Sequence[Sequence[SinkItem]]) -> list[list[Event]]:
+    """Copies of the events, each batch's: an event keeps its encoding once made."""
+    return [[attrs.evolve(e) for e in batch if isinstance(e, Event)] for batch in batches]
+
+
 def measure_stages(corpus: Corpus, *, repeat: int = 3) -> StageCosts:
     """The fastest of `repeat` runs of each stage."""
     sourced = [_source(corpus) for _ in range(repeat)]
     driven = sourced[0][1]
     engined = [_engine(driven) for _ in range(repeat)]
-    records = engined[0][1]
+    batches = engined[0][1]
+    records = [record for batch in batches for record in batch]
     events = [record for record in records if isinstance(record, Event)]
-    line = min(_lines([attrs.evolve(event) for event in events]) for _ in range(repeat))
+    line = min(_lines(_fresh(batches)) for _ in range(repeat))
     for event in events:
         event.json()  # encoded once, as the line sink leaves them for the transcript
     transcript = []
