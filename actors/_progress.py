@@ -39,6 +39,17 @@ def left(seconds: float) -> str:
     return f"~{shown} left"
 
 
+_NOTE = 40  # characters of the note shown
+
+
+def clipped(note: str) -> str:
+    """The note in its width: its start (the step) and its end (a file's name), cut between."""
+    if len(note) <= _NOTE:
+        return note
+    head = (_NOTE - 1) // 2
+    return f"{note[:head]}…{note[len(note) - (_NOTE - 1 - head) :]}"
+
+
 class Progress:
     """A one-line bar: done of total, time left, and a note (the step just done)."""
 
@@ -68,7 +79,7 @@ class Progress:
         if 0 < self.done < self.total:
             per_step = (self._clock() - self._started) / self.done
             eta = " " + left(per_step * (self.total - self.done))
-        self._stream.write(f"\r[{bar}] {self.done}/{self.total}{eta} {note[-40:]:<40}")
+        self._stream.write(f"\r[{bar}] {self.done}/{self.total}{eta} {clipped(note):<{_NOTE}}")
         self._stream.flush()
         self._drawn = True
 

@@ -41,6 +41,7 @@ _run.real_corpus_names = lambda: ["claude"]
 _run.measure_throughput = _run.measure_backpressure = _run.measure_latency = measured
 _run.measure_max_rate = rate
 _run.measure_scale_apart = lambda *args: Measured()
+_run.measure_acp_flood = lambda *args, **kwargs: None
 _run._summary = lambda figures, seconds: {}
 _run._table = lambda figures, out: out.write("the table\\n")
 _run.run_bench(_run.BenchOptions(quick=True, loops=("asyncio",)))
@@ -105,12 +106,15 @@ def test_bench_shows_each_phase_done_of_total_and_time_left_on_a_terminal(
 ) -> None:
     out, err = _run([sys.executable, "-c", BENCH], terminal=True, cwd=tmp_path)
     steps = [step.strip() for step in err.replace("\r\n", "\n").split("\r") if step.strip()]
-    # --quick under one loop: 2 corpora, 4 scale steps, backpressure, 4 latency steps.
-    assert any("0/11 " in s and "asyncio throughput 1/2: mock (3 lines)" in s for s in steps)
-    assert any("3/11 ~" in s and "asyncio scale 2/4: 10 sessions" in s for s in steps), steps
+    # --quick under one loop: 2 corpora, 4 scale steps, backpressure, 4 latency steps,
+    # the ACP flood.
+    assert any("0/12 " in s and "asyncio throughput 1/2: mock (3 lines)" in s for s in steps)
+    assert any("3/12 ~" in s and "asyncio scale 2/4: 10 sessions" in s for s in steps), steps
     assert any("asyncio backpressure 1/1" in s for s in steps)
     assert any("latency 4/4: 90% of the maximum rate" in s for s in steps)
-    assert "11/11" in steps[-1] and err.endswith("\n")
+    assert any(" latency 1/4: " in s for s in steps), steps  # a long note keeps its start
+    assert any("11/12 ~" in s and "acp-flood 1/1" in s for s in steps), steps
+    assert "12/12" in steps[-1] and err.endswith("\n")
     assert out == "the table\n"
 
 
