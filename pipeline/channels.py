@@ -259,17 +259,14 @@ class Channel(Generic[T]):
             if self._closed:
                 raise EndOfChannel(self.name)
             return None
-        item = self._items.popleft()
-        if self._sizes:  # a byte bound: the item's bytes leave with it
-            self._bytes -= self._sizes.popleft()
-        self._received += 1
-        if self._senders:
-            self._wake(self._senders)
-        return item
+        return self._take_one()
 
     async def receive(self) -> T:
         if not self._items:
             await self._until_item()
+        return self._take_one()
+
+    def _take_one(self) -> T:
         item = self._items.popleft()
         if self._sizes:  # a byte bound: the item's bytes leave with it
             self._bytes -= self._sizes.popleft()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from corral.actors.handle import Session
@@ -134,8 +135,12 @@ async def test_order_and_sequence_numbers_hold_across_batch_boundaries() -> None
     assert [e.sequence for e in gate.events()] == sequences
 
 
-async def test_a_stalled_sink_stops_a_batching_source_mid_batch() -> None:
-    driver, gate = BatchingDriver(), GateSink()
+async def _stalled(
+    driver: BatchingDriver, while_blocked: Callable[[Session], Awaitable[None]]
+) -> list[Event]:
+    """A turn whose sink stalls until the source is blocked mid-batch and
+    `while_blocked` has run; every event the app saw."""
+    gate = GateSink()
     async with Runtime(catalog=_catalog(driver), settings=SMALL) as rt:
         session = await rt.open("batching", dir=".", extra_sinks=[gate])
         app_events: list[Event] = []
@@ -144,47 +149,49 @@ async def test_a_stalled_sink_stops_a_batching_source_mid_batch() -> None:
             await session.prompt("go")
             try:
                 await until(lambda: _source_blocked(session))
-                produced, reads = session.events_made, driver.reads
-                for _ in range(200):  # every ready task, many times over: nothing moves
-                    await asyncio.sleep(0)
-                assert (session.events_made, driver.reads) == (produced, reads)
-                # Bounded by the channels and one batch, not the turn (2,000 deltas).
-                assert reads <= 2 and produced <= 4 * 8 + 2 * PER_READ
-                held = sum(c.statistics().depth for c in session.channels())
-                assert held <= 4 + 8 + 8 * (len(session.channels()) - 2)
+                await while_blocked(session)
             finally:
                 gate.gate.set()  # a failure above must not leave the session stalled
             await until(lambda: _turn_ended(app_events), timeout=30)
             await session.close()
+    sequences = [e.sequence for e in app_events]
+    assert sequences == list(range(1, len(sequences) + 1))
+    return app_events
+
+
+async def test_a_stalled_sink_stops_a_batching_source_mid_batch() -> None:
+    driver = BatchingDriver()
+
+    async def paused(session: Session) -> None:
+        produced, reads = session.events_made, driver.reads
+        for _ in range(200):  # every ready task, many times over: nothing moves
+            await asyncio.sleep(0)
+        assert (session.events_made, driver.reads) == (produced, reads)
+        # Bounded by the channels and one batch, not the turn (2,000 deltas).
+        assert reads <= 2 and produced <= 4 * 8 + 2 * PER_READ
+        held = sum(c.statistics().depth for c in session.channels())
+        assert held <= 4 + 8 + 8 * (len(session.channels()) - 2)
+
+    app_events = await _stalled(driver, paused)
     texts = [e for e in app_events if isinstance(e.kind, TextDelta)]
     assert len(texts) == READS * PER_READ  # nothing lost
 
 
 async def test_a_cancel_goes_through_at_once_while_a_batch_is_blocked() -> None:
-    driver, gate = BatchingDriver(), GateSink()
-    async with Runtime(catalog=_catalog(driver), settings=SMALL) as rt:
-        session = await rt.open("batching", dir=".", extra_sinks=[gate])
-        app_events: list[Event] = []
-        async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(_drain(session, app_events))
-            await session.prompt("go")
-            try:
-                await until(lambda: _source_blocked(session))
-                async with asyncio.timeout(2):  # not behind the blocked batch
-                    await session.cancel()
-                    await session.prompt("queued behind")
-                    await session.cancel(clear_queue=True)
-                assert any(isinstance(c, Interrupt) for c in driver.commands)
-                assert _source_blocked(session)  # the batch is still blocked: nothing waited for it
-            finally:
-                gate.gate.set()
-            await until(lambda: _turn_ended(app_events), timeout=30)
-            await session.close()
+    driver = BatchingDriver()
+
+    async def cancel(session: Session) -> None:
+        async with asyncio.timeout(2):  # not behind the blocked batch
+            await session.cancel()
+            await session.prompt("queued behind")
+            await session.cancel(clear_queue=True)
+        assert any(isinstance(c, Interrupt) for c in driver.commands)
+        assert _source_blocked(session)  # the batch is still blocked: nothing waited for it
+
+    app_events = await _stalled(driver, cancel)
     (ended,) = [e.kind for e in app_events if isinstance(e.kind, TurnEnded)]
     assert isinstance(ended.stop, Cancelled)
     assert driver.reads < READS  # the source stopped at the next read
-    sequences = [e.sequence for e in app_events]
-    assert sequences == list(range(1, len(sequences) + 1))
 
 
 # ---- a real agent process: the pump's batches and the pipe ---------------------------------
