@@ -68,10 +68,19 @@ class Outbox:
     def __init__(self) -> None:
         self._items: asyncio.Future[Channel[SinkItem]] = asyncio.get_running_loop().create_future()
         self._taken = asyncio.Event()
+        self._dropped = False
 
     async def run(self, items_in: Channel[SinkItem]) -> None:
         self._items.set_result(items_in)
-        await self._taken.wait()  # the session ends once the front has its `Closed`
+        await self._taken.wait()  # the session ends once the front has its `Closed`...
+        if self._dropped:
+            async for _ in items_in:  # ...or, with no front left to pull, unread
+                pass
+
+    def drop(self) -> None:
+        """Nobody will pull any more (the host stops): the rest goes nowhere."""
+        self._dropped = True
+        self._taken.set()
 
     async def take(self, limit: int) -> list[SinkItem]:
         """The next records, at most `limit`, waiting for one; [] after the end."""
@@ -157,7 +166,10 @@ class SessionHost:
         return len(self._outboxes)
 
     async def stop(self) -> None:
-        """Close every session (their last records still go to the front), then end."""
+        """Close every session and end. The front has pulled every session's end
+        before it stops its hosts; what is left has nobody to pull it."""
+        for outbox in self._outboxes.values():
+            outbox.drop()
         self._stopping.set()
         if self._main is not None:
             await self._main

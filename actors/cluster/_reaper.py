@@ -12,6 +12,7 @@ then SIGKILL a moment later, and exits.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -49,13 +50,20 @@ class AgentReaper:
             stdin.write(line.encode())
             stdin.flush()
 
-    def keep(self, pgid: int | None) -> None:
-        if pgid is not None:
-            self._tell(f"+{pgid}\n")
+    def keep(self, pid: int | None) -> None:
+        """Watch the agent `pid`'s process group: only one it leads (never the host's own)."""
+        if pid is None or pid == os.getpid():
+            return  # an in-process agent (the mock): the host is its process
+        try:
+            leads = os.getpgid(pid) == pid != os.getpgrp()
+        except ProcessLookupError:
+            return  # gone already
+        if leads:
+            self._tell(f"+{pid}\n")
 
-    def forget(self, pgid: int | None) -> None:
-        if pgid is not None:
-            self._tell(f"-{pgid}\n")
+    def forget(self, pid: int | None) -> None:
+        if pid is not None:
+            self._tell(f"-{pid}\n")
 
     def close(self) -> None:
         """Every agent has ended: the watchdog ends too."""
