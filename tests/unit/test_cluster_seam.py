@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-
 from corral.pipeline.channels import Channel
 from corral.pipeline.commands import SessionOptions
 from corral.pipeline.events import Event, SessionStatus, TurnEnded
