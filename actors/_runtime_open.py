@@ -76,12 +76,12 @@ def session_sinks(
     factories: Sequence[Callable[[str, str, str], Sink]],
     archive: Archive | None,
 ) -> Callable[[str, str], list[Sink]]:
-    """(agent id, dir) -> the session's sinks; the archive learns its secrets now."""
-    if archive is not None:  # its files mask the secrets the app passed, wherever
-        archive.learn_secrets(session.id, spec.env, spec.mcp_servers)
+    """(agent id, dir) -> the session's sinks; the archive learns its secrets as they are made."""
 
     def sinks_for(agent_id: str, session_dir: str) -> list[Sink]:
         made = [make(session.id, agent_id, session_dir) for make in factories]
+        if archive is not None:  # its files (made just now) mask the secrets the app passed
+            archive.learn_secrets(session.id, spec.env, spec.mcp_servers)
         return [session.app_sink, *extra_sinks, *made]
 
     return sinks_for

@@ -99,6 +99,7 @@ class Archive:
             WireRecorder(redactor=self._writer_settings.redactor) if settings.record_wire else None
         )
         self.sinks: dict[str, TranscriptSink] = {}  # live sessions, by session id
+        self._unmade: dict[str, tuple[str, ...]] = {}  # secrets learnt before the sink was made
         self.created = 0  # transcripts of ended sessions that were created (kept, maybe partly)
 
     @property
@@ -124,6 +125,8 @@ class Archive:
         self.sinks[session_id] = sink
         if self.wire is not None:
             self.wire.register(session_id, path.with_name(f"{transcript_id}.wire.jsonl"))
+        if (values := self._unmade.pop(session_id, None)) is not None:
+            self._teach(session_id, sink, values)
         return sink
 
     def learn_secrets(
@@ -138,9 +141,15 @@ class Archive:
         for server in mcp_servers:
             pairs += [*server.env, *server.headers]
         values = secret_values(pairs)
-        sink = self.sinks.get(session_id)
-        if sink is None or not values:
+        if not values:
             return
+        sink = self.sinks.get(session_id)
+        if sink is None:  # its files are not made yet: they learn them when they are
+            self._unmade[session_id] = values
+            return
+        self._teach(session_id, sink, values)
+
+    def _teach(self, session_id: str, sink: TranscriptSink, values: tuple[str, ...]) -> None:
         sink.writer.learn_secrets(values)
         if self.wire is not None:
             self.wire.learn_secrets(session_id, values)

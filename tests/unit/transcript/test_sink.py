@@ -11,7 +11,7 @@ from pathlib import Path
 
 from corral.pipeline.channels import Channel
 from corral.pipeline.records import SinkItem
-from corral.sinks.transcript import TranscriptSink, read_transcript
+from corral.sinks.transcript import Archive, TranscriptSettings, TranscriptSink, read_transcript
 from corral.sinks.transcript._paths import files_of
 
 from tests.support.waiting import settled
@@ -259,3 +259,30 @@ async def test_a_turn_end_goes_to_disk_without_lingering(tmp_path: Path) -> None
     channel.close()
     await asyncio.wait_for(consumer, 10)
     assert sum(counting.batches) == 7
+
+
+async def test_secrets_learnt_before_the_sessions_files_exist_are_masked_in_them(
+    tmp_path: Path,
+) -> None:
+    """The Runtime may tell the archive a session's secrets before it makes its sink:
+    they wait for it, and its transcript and wire recording mask them from the start."""
+    secret = "tr0ub4dor" + "&3-horse"
+    archive = Archive(TranscriptSettings(dir=tmp_path, record_wire=True))
+    try:
+        archive.learn_secrets("s1", [("DB_PASSWORD", secret)])
+        sink = archive.sink_factory("s1", "mock", str(tmp_path))
+        assert archive.wire is not None
+        archive.wire.wire_line("s1", "in", f'{{"said": "{secret}"}}'.encode())
+        channel: Channel[SinkItem] = Channel(16, name="s1/transcript")
+        consumer = asyncio.create_task(sink.run(channel))
+        for item in [opened(), *turn(1, f"the password is {secret}"), closed(6)]:
+            await channel.send(item)
+        channel.close()
+        await asyncio.wait_for(consumer, 10)
+    finally:
+        archive.close()
+    files = sorted(await asyncio.to_thread(lambda: list(tmp_path.rglob("*.jsonl"))))
+    assert len(files) == 2, files  # the transcript and its wire recording
+    for path in files:
+        on_disk = path.read_text()
+        assert secret not in on_disk and "[REDACTED:session_secret]" in on_disk, path.name
