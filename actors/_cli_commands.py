@@ -169,6 +169,20 @@ def demo_command(args: argparse.Namespace) -> int:
     return status
 
 
+def _ray_bench(args: argparse.Namespace) -> int:
+    from .bench._ray import figures, print_table, run_ray_bench
+    from .bench._run import write_json
+    from .cluster import ray_missing
+
+    if ray_missing():
+        raise UsageError("--ray needs Ray: pip install 'corral[ray]'")
+    rows = run_ray_bench(args.ray, quick=args.quick)
+    print_table(rows, sys.stdout)
+    if args.json:
+        write_json({"ray_scale": figures(rows)}, args.json)
+    return 0
+
+
 def bench_command(args: argparse.Namespace) -> int:
     from ..sinks.metrics import Metrics
     from .bench import BenchOptions, run_bench
@@ -181,6 +195,8 @@ def bench_command(args: argparse.Namespace) -> int:
         require_plotting()  # now, not after minutes of measuring
     if args.from_json:
         return write_charts(read_json(args.from_json), args.plot)
+    if args.ray is not None:
+        return _ray_bench(args)
     loops = ("uvloop", "asyncio") if args.loop == "both" else (args.loop,)
 
     def sinks() -> list[Any]:

@@ -174,6 +174,12 @@ def build_parser(serve_defaults: Mapping[str, Any] | None = None) -> argparse.Ar
         help="with --plot: draw the charts of a run saved with --json, without measuring",
     )
     bench.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="instead: the scale phase on this Ray cluster (local: a private instance) "
+        "beside the single-process run, in the same run",
+    )
+    bench.add_argument(
         "--loop",
         choices=("uvloop", "asyncio", "both"),
         default="both",

@@ -84,7 +84,8 @@ def measure_scale_apart(sessions: int, events: int, loop: str) -> Scale:
     return Scale(**orjson.loads(done.stdout))
 
 
-async def measure_scale(sessions: int, events: int) -> Scale:
+async def measure_scale(sessions: int, events: int, ray: str | None = None) -> Scale:
+    """`ray`: run the sessions on this Ray cluster (`corral bench --ray`, `_ray.py`)."""
     step = {"Emit": {"TextDelta": {"message_id": "m1", "text": "token "}}}
     script = parse_script(
         {
@@ -97,13 +98,15 @@ async def measure_scale(sessions: int, events: int) -> Scale:
         }
     )
     with scratch_transcripts() as transcripts:
-        return await _measure(script, sessions, transcripts)
+        return await _measure(script, sessions, transcripts, ray)
 
 
-async def _measure(script: MockScript, sessions: int, transcripts: TranscriptSettings) -> Scale:
-    before = rss_mib()
+async def _measure(
+    script: MockScript, sessions: int, transcripts: TranscriptSettings, ray: str | None
+) -> Scale:
     counters = [_Counter() for _ in range(sessions)]
-    async with Runtime(mock=script, transcripts=transcripts) as rt:
+    async with Runtime(mock=script, transcripts=transcripts, ray=ray) as rt:
+        before = rss_mib()  # with Ray, after connecting: its driver is no session's
         opened = [await rt.open("mock", dir=".", app_sink=counter) for counter in counters]
         rss_open = rss_mib()
         lags: list[float] = []
@@ -130,10 +133,11 @@ async def _measure(script: MockScript, sessions: int, transcripts: TranscriptSet
 
 if __name__ == "__main__":
     count, per_session, loop_name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    on_ray = sys.argv[4] if len(sys.argv) > 4 else None
     if loop_name == "uvloop":
         import uvloop
 
-        result = uvloop.run(measure_scale(count, per_session))
+        result = uvloop.run(measure_scale(count, per_session, on_ray))
     else:
-        result = asyncio.run(measure_scale(count, per_session))
+        result = asyncio.run(measure_scale(count, per_session, on_ray))
     sys.stdout.buffer.write(orjson.dumps(attrs.asdict(result)))

@@ -25,8 +25,8 @@ def connect(address: str) -> None:
     if ray.is_initialized():
         return
     quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
-    if address == LOCAL:
-        ray.init(include_dashboard=False, **quiet)  # type: ignore[arg-type]
+    if address == LOCAL:  # Ray's own "local": a new instance, never one it finds running
+        ray.init(address=LOCAL, include_dashboard=False, **quiet)  # type: ignore[arg-type]
     else:
         ray.init(address=address, **quiet)  # type: ignore[arg-type]
 

@@ -226,6 +226,11 @@ class RemoteActor:
             await self._call("close")
 
     async def wait_status(self, wanted: SessionStatus) -> None:
+        """The engine's status, as the handle means it: the host's, not the records'."""
+        if wanted is SessionStatus.IDLE:
+            with contextlib.suppress(RayError):  # the host is gone: the session ends
+                await self._host.wait_idle.remote(self.session_id)
+            return
         while self._tail.status is not wanted and not self._tail.closed:
             await self._changed.wait()
 

@@ -23,6 +23,7 @@ must not live on: `_reaper.py` keeps their process groups and ends them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -160,6 +161,11 @@ class SessionHost:
         except CorralError as error:
             return Reply(error=error)
         return Reply(value=value, info=info)
+
+    async def wait_idle(self, session_id: str) -> None:
+        """Once the session's engine is idle, or the session has ended."""
+        with contextlib.suppress(CorralError):
+            await self._live().session(session_id).wait_idle()
 
     def load(self) -> int:
         """How many sessions this host runs."""
