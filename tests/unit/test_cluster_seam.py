@@ -16,16 +16,18 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from corral.pipeline.channels import Channel
 from corral.pipeline.commands import SessionOptions
 from corral.pipeline.events import Event, SessionStatus, TurnEnded
-from corral.pipeline.records import Closed, SessionFailed, SinkItem
+from corral.pipeline.records import Closed, SessionFailed
 from corral.sources.mock import parse_script
 
 ray_exceptions = pytest.importorskip("ray.exceptions")
 from corral.actors.cluster._front import RemoteActor  # noqa: E402  (needs Ray)
 from corral.actors.cluster._host import Opening, SessionHost  # noqa: E402
 from corral.actors.session import ActorSettings  # noqa: E402
+
+from tests.support.recording import RecordingSink  # noqa: E402
+from tests.support.waiting import until  # noqa: E402
 
 SCRIPT = parse_script(
     {
@@ -82,18 +84,8 @@ class LocalHandle:
         return _Call(getattr(self._host, name), self._died)
 
 
-class Recording:
-    name = "recording"
-
-    def __init__(self) -> None:
-        self.items: list[SinkItem] = []
-
-    async def run(self, items_in: Channel[SinkItem]) -> None:
-        async for item in items_in:
-            self.items.append(item)
-
-    def events(self) -> list[Event]:
-        return [item for item in self.items if isinstance(item, Event)]
+def _events(sink: RecordingSink) -> list[Event]:
+    return [item for item in sink.items if isinstance(item, Event)]
 
 
 @pytest.fixture
@@ -117,22 +109,25 @@ async def _opened(host: SessionHost, handle: LocalHandle, tmp: str) -> RemoteAct
     )
 
 
+async def _streaming(actor: RemoteActor, sink: RecordingSink, tasks: asyncio.TaskGroup) -> Any:
+    """The pump running, a turn prompted, its first 600 events at the front."""
+    pump = tasks.create_task(actor.run([sink], ActorSettings()))
+    await actor.prompt("go")
+    await until(lambda: len(_events(sink)) >= 600)
+    return pump
+
+
 async def test_a_hosted_session_reaches_the_front_sinks_in_order_and_ends_with_closed(
     host: SessionHost, tmp_path: Any
 ) -> None:
-    handle = LocalHandle(host)
-    actor = await _opened(host, handle, str(tmp_path))
-    sink = Recording()
+    actor = await _opened(host, LocalHandle(host), str(tmp_path))
+    sink = RecordingSink()
     async with asyncio.TaskGroup() as tasks:
-        pump = tasks.create_task(actor.run([sink], ActorSettings()))
-        await actor.prompt("go")
-        await actor.wait_status(SessionStatus.WORKING)
-        while len(sink.events()) < 600:
-            await asyncio.sleep(0.01)
+        pump = await _streaming(actor, sink, tasks)
         assert actor.info().status is SessionStatus.WORKING
         await actor.close()
         await pump
-    events = sink.events()
+    events = _events(sink)
     assert [event.sequence for event in events] == list(range(1, len(events) + 1))
     assert actor.engine.sequence == len(events)
     assert isinstance(sink.items[-1], Closed) and sink.items[-1].session_id == "s7"
@@ -144,15 +139,12 @@ async def test_a_host_that_dies_mid_turn_ends_its_session_at_the_front_without_a
 ) -> None:
     handle = LocalHandle(host)
     actor = await _opened(host, handle, str(tmp_path))
-    sink = Recording()
+    sink = RecordingSink()
     async with asyncio.TaskGroup() as tasks:
-        pump = tasks.create_task(actor.run([sink], ActorSettings()))
-        await actor.prompt("go")
-        while len(sink.events()) < 600:
-            await asyncio.sleep(0.01)
+        pump = await _streaming(actor, sink, tasks)
         handle.kill()  # the node is gone: every call fails from now on
         await pump
-    events = sink.events()
+    events = _events(sink)
     assert [event.sequence for event in events] == list(range(1, len(events) + 1))
     failed, closed = sink.items[-2:]
     assert isinstance(failed, SessionFailed) and failed.error.kind.value == "ProcessExited"
