@@ -193,7 +193,7 @@ class Channel(Generic[T]):
         exact: what fits goes in at once (one wake-up for the receiver), the
         rest as room frees. A batch larger than the bound is thus split, and
         an item larger than the whole byte bound still passes alone.
-        `sizes`: the items' sizes if known already (another channel measured
+        `sizes`: the items' sizes if known already (a channel with the same `size` measured
         them), else `size` measures each once.
         """
         if self._closed:
