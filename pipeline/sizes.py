@@ -13,8 +13,8 @@ list of its fields (each class's field names read once). That costs one
 Python call per attrs value, where walking every field and element in
 Python cost one per field: an ACP agent's list of a hundred commands is
 measured in microseconds, not a tenth of a millisecond. What orjson cannot
-write (a non-string key, bytes) is walked in Python instead, to a bounded
-depth. A record is measured once for all the sinks: its size travels with
+write even so (a non-string key, bytes) is walked in Python instead, to a
+bounded depth. A record is measured once for all the sinks: its size travels with
 it through the fan-out (`Channel.receive_sized`).
 """
 
@@ -46,11 +46,14 @@ def item_size(item: object) -> int:
 
 
 def _fields_of(value: object) -> list[object]:
-    """orjson's `default`: an attrs value as its fields' values; TypeError for the rest."""
+    """orjson's `default`: an attrs value as its fields' values, a set as a list;
+    TypeError for the rest."""
     names = _names(type(value))
-    if not names:
-        raise TypeError(type(value).__name__)
-    return [getattr(value, name) for name in names]
+    if names is not None:
+        return [getattr(value, name) for name in names]
+    if isinstance(value, frozenset | set):
+        return list(value)
+    raise TypeError(type(value).__name__)
 
 
 def _walk(value: Any, depth: int) -> int:
@@ -63,17 +66,17 @@ def _walk(value: Any, depth: int) -> int:
     if isinstance(value, list | tuple):
         return sum(_walk(element, depth + 1) + _FIELD for element in value)
     names = _names(type(value))
-    if not names:
+    if names is None:
         return _FIELD  # not attrs: counted as one field
     return sum(_walk(getattr(value, name), depth + 1) + _FIELD for name in names)
 
 
-_NAMES: dict[type, tuple[str, ...]] = {}  # each class's attrs fields, read once
+_NAMES: dict[type, tuple[str, ...] | None] = {}  # each class's attrs fields, read once
 
 
-def _names(cls: type) -> tuple[str, ...]:
-    """What `attrs.fields` gives, without its checks; () for what is not attrs."""
-    names = _NAMES.get(cls)
-    if names is None:
-        names = _NAMES[cls] = tuple(f.name for f in getattr(cls, "__attrs_attrs__", ()))
-    return names
+def _names(cls: type) -> tuple[str, ...] | None:
+    """What `attrs.fields` gives, without its checks; None for what is not attrs."""
+    if cls not in _NAMES:
+        fields = getattr(cls, "__attrs_attrs__", None)
+        _NAMES[cls] = None if fields is None else tuple(field.name for field in fields)
+    return _NAMES[cls]

@@ -49,3 +49,9 @@ def test_what_json_cannot_hold_is_still_measured() -> None:
     # A non-string key and bytes: orjson refuses them, the walk counts them.
     raw = Emitted(kind=TextDelta(message_id="m", text="t"), extensions={"x": {1: b"z" * MIB}})
     assert item_size(raw) >= MIB
+
+
+def test_a_set_counts_its_members() -> None:
+    members = frozenset({"a" * 100_000, "b" * 100_000})
+    item = Emitted(kind=TextDelta(message_id="m", text="t"), extensions={"x": members})
+    assert item_size(item) >= 200_000
