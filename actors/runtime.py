@@ -150,7 +150,7 @@ class Runtime:
         self._tasks = await self._stack.enter_async_context(asyncio.TaskGroup())
         if self._cluster is not None:  # stopped after every session has closed
             hosting = self._cluster.hosting(
-                mock=self._mock, policy=self._policy, settings=self.settings
+                self.metrics, mock=self._mock, policy=self._policy, settings=self.settings
             )
             await self._stack.enter_async_context(hosting)
         return self

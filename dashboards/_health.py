@@ -143,6 +143,7 @@ def processes() -> Board:
     )
     _processes_processes(b)
     _processes_wires(b)
+    _processes_nodes(b)
     return b
 
 
@@ -232,4 +233,23 @@ def _processes_wires(b: Board) -> None:
         "Undecodable agent output per second, by agent.",
         "ops",
         target(rate("corral_decode_errors_total", by="agent"), "{{agent}}"),
+    )
+
+
+def _processes_nodes(b: Board) -> None:
+    """`serve --ray`: where the sessions run. Empty for a corral without Ray."""
+    b.row("Ray nodes")
+    b.series(
+        "Sessions per Ray node",
+        "Sessions running now on each node of the Ray cluster (serve --ray).",
+        "short",
+        target(f"sum by (node) (corral_node_sessions{{{S}}})", "{{node}}"),
+        stack=True,
+    )
+    b.series(
+        "Ray hosts lost",
+        "Ray hosts found gone per second (their node died or their process was killed); "
+        "their sessions ended with ProcessExited.",
+        "ops",
+        target(rate("corral_node_hosts_lost_total", S, by="node"), "{{node}}"),
     )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ...pipeline.channels import Channel
 from ...pipeline.commands import SessionOptions
 from ...pipeline.stages import Sink
+from ...sinks.metrics import Metrics
 from ..handle import Session
 from ..session import ActorSettings
 
@@ -36,11 +37,12 @@ class Cluster:
         self.address = address
         self._hosts: Hosts | None = None
         self._settings = ActorSettings()
+        self._metrics: Metrics | None = None
 
     @asynccontextmanager
-    async def hosting(self, **runtime_options: Any) -> AsyncIterator[None]:
+    async def hosting(self, metrics: Metrics | None, **runtime_options: Any) -> AsyncIterator[None]:
         """Connected while inside; `runtime_options` are the hosts' Runtime's keywords
-        (the front's mock, policy and `settings`)."""
+        (the front's mock, policy and `settings`); `metrics` counts sessions per node."""
         from ._connect import connect, disconnect
         from ._hosts import Hosts
 
@@ -48,6 +50,7 @@ class Cluster:
         settings = runtime_options.get("settings")
         self._settings = getattr(settings, "actor", self._settings)  # the pumps' channels
         self._hosts = Hosts(runtime_options)
+        self._metrics = metrics
         try:
             yield
         finally:
@@ -88,18 +91,25 @@ class Cluster:
         )
         sinks = sinks_for(reply.info.agent.id, reply.dir)
         session.attach(actor)
-        host.sessions += 1
+        self._count(host, +1)
 
         async def pump() -> None:
             try:
                 await actor.run(sinks, settings)
             finally:
-                host.sessions -= 1
+                self._count(host, -1)
                 forget(session, actor.channels())
 
         tasks.create_task(pump(), name=f"session-{session.id}")
 
+    def _count(self, host: Host, change: int) -> None:
+        host.sessions += change
+        if self._metrics is not None:
+            self._metrics.node_sessions(host.node.label, change)
+
     def _lost(self, host: Host) -> None:
+        if not host.gone and self._metrics is not None:
+            self._metrics.node_lost(host.node.label)
         assert self._hosts is not None
         self._hosts.lost(host)
 

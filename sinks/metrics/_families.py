@@ -41,6 +41,7 @@ class Families:
         self._usage()
         self._processes()
         self._outputs()
+        self._nodes()
 
     def _sessions(self) -> None:
         """Sessions, their errors and events."""
@@ -323,6 +324,20 @@ class Families:
                 "corral_metrics_label_overflow_total",
                 'Label values mapped to "other" because a label reached its cap.',
                 ["label"],
+            )
+        )
+
+    def _nodes(self) -> None:
+        """Sessions on a Ray cluster (`serve --ray`), by node (a capped label)."""
+        add = self._add
+        self.node_sessions = add(
+            Gauge("corral_node_sessions", "Sessions running on each Ray node now.", ["node"])
+        )
+        self.nodes_lost = add(
+            Counter(
+                "corral_node_hosts_lost_total",
+                "Ray hosts found gone (their node died or their process was killed).",
+                ["node"],
             )
         )
 

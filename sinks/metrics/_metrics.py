@@ -69,6 +69,7 @@ class Metrics:
         agent_limit: int = 32,
         model_limit: int = 16,
         queue_limit: int = 64,
+        node_limit: int = 64,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -78,6 +79,7 @@ class Metrics:
         self._agents = LabelCap(agent_limit, on_overflow=lambda: overflow.inc(("agent",)))
         self._models = LabelCap(model_limit, on_overflow=lambda: overflow.inc(("model",)))
         queues = LabelCap(queue_limit, on_overflow=lambda: overflow.inc(("queue",)))
+        self._nodes = LabelCap(node_limit, on_overflow=lambda: overflow.inc(("node",)))
         self._wall_clock = wall_clock
         self.observer = ProcessObserver(self.families, self._agents)
         self.channels = ChannelCollector(queues, channels)
@@ -130,6 +132,13 @@ class Metrics:
         A channel that the Runtime's source returns too is counted once.
         """
         self.channels.extra = (*self.channels.extra, source)
+
+    def node_sessions(self, node: str, change: int) -> None:
+        """A session placed on (+1) or gone from (-1) a Ray node (`serve --ray`)."""
+        self.families.node_sessions.add((self._nodes(node),), change)
+
+    def node_lost(self, node: str) -> None:
+        self.families.nodes_lost.inc((self._nodes(node),))
 
     def retire_channels(self, channels: Iterable[StatsSource]) -> None:
         """A session ended: keep its channels' final totals (call once they are closed)."""

@@ -74,7 +74,9 @@ def _values(agents: Sequence[str]) -> dict[str, Sequence[str]]:
         "exit": ("clean", "error", "signal", "unknown"),
         "direction": ("in", "out"),
         "sink": ("transcript",),
-        "label": ("agent", "model", "queue"),
+        "label": ("agent", "model", "queue", "node"),
+        # `serve --ray`'s nodes appear as sessions are placed; before, the front's own.
+        "node": ("local",),
     }
 
 

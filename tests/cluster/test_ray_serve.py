@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -156,6 +157,8 @@ async def test_every_event_arrives_gapless_with_transcripts_and_metrics(
     assert sorted(row["session"] for row in rows) == sorted(sessions)
     assert {(row["status"], row["turns"]) for row in rows} == {("closed", 1)}
     assert 'corral_sessions_started_total{agent="mock"} 4.0' in scraped
+    per_node = re.findall(r'corral_node_sessions\{node="127\.0\.0\.1:\d+"\} (\S+)', scraped)
+    assert sorted(per_node) == ["2.0", "2.0"]  # the four sessions, two on each node
 
 
 METRICS = "127.0.0.1:9478"  # inside the namespace: nobody else's port

@@ -25,6 +25,7 @@ CLOSED = {
     "agent": 33,
     "model": 18,
     "queue": 65,
+    "node": 65,
     "version": 1,
     "le": 20,
     "outcome": 5,
@@ -41,7 +42,7 @@ CLOSED = {
     "exit": 4,
     "direction": 3,
     "sink": 8,
-    "label": 3,
+    "label": 4,
 }
 
 
