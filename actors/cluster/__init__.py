@@ -9,7 +9,7 @@ Runtime ─ Session ─ RemoteActor ── commands ────►  SessionHost
 
 `_cluster.py` (the Runtime's `Cluster`; imports Ray only when used),
 `_connect.py` (`ray.init`), `_stdout.py` (fd 1 kept for the line protocol), `_hosts.py`
-(a host per node, placement, lost hosts), `_placement.py` (least loaded,
+(a host per CPU of each node, placement, lost hosts), `_placement.py` (least loaded,
 custom resources), `_host.py` (the Ray actor), `_front.py` (the proxy and
 its pump), `_reaper.py` (no agent outlives its host).
 """

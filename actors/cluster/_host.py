@@ -1,6 +1,6 @@
 """SessionHost: the Ray actor that runs many sessions on one node.
 
-One host per node (placed there with node affinity, see `_hosts.py`), an
+One host per CPU of a node (placed there with node affinity, `_hosts.py`), an
 async Ray actor: on its own event loop it keeps a plain `Runtime` (no
 archive, no metrics: those are the front's) that resolves the agent on
 this node, checks `dir` as seen here, builds driver, engine and policy and

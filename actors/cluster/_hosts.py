@@ -1,8 +1,10 @@
-"""The front's hosts: one `SessionHost` per node, started when first needed.
+"""The front's hosts: one `SessionHost` per CPU of each node, started when needed.
 
 `place(placement)` reads the cluster's alive nodes, picks one (`_placement`:
-least loaded first, pinned by custom resources) and answers that node's
-host, starting it there with node affinity if it is not running yet. Load
+least loaded first, pinned by custom resources), then that node's least
+loaded slot (a node has one per CPU Ray gives it: its sessions use its
+cores), and answers that slot's host, starting it on the node with node
+affinity if it is not running yet. Load
 is the front's own count of sessions per host (`opened` / `closed`), so it
 needs no call to the hosts. A host found gone (a call to it failed as its
 node died or its process was killed) is dropped: its sessions end through
@@ -39,11 +41,16 @@ class Host:
     gone: bool = False
 
 
+def _slots(node: Node) -> int:
+    """Hosts a node gets: one per CPU Ray gives it, so one node's sessions use its cores."""
+    return max(1, int(node.resources.get("CPU", 1)))
+
+
 class Hosts:
     def __init__(self, runtime_options: Mapping[str, Any]) -> None:
         self._remote: Any = ray.remote(SessionHost)  # Ray's types do not follow `.options`
         self._runtime_options = runtime_options
-        self._hosts: dict[str, Host] = {}  # by node id
+        self._hosts: dict[tuple[str, int], Host] = {}  # by node id and slot
         self._starting: dict[str, asyncio.Future[Host]] = {}
         self._lock = asyncio.Lock()
 
@@ -52,15 +59,22 @@ class Hosts:
 
     async def place(self, placement: Placement | None) -> Host:
         nodes = nodes_of(await asyncio.to_thread(ray.nodes))
-        load = {host.node.node_id: host.sessions for host in self._hosts.values()}
+        load: dict[str, int] = {}
+        for (node_id, slot), _ in self._hosts.items():
+            load[node_id] = load.get(node_id, 0) + self._load((node_id, slot))
         node = choose(nodes, load, placement)
-        async with self._lock:  # one host per node, however many opens race
-            host = self._hosts.get(node.node_id)
+        slot = min(range(_slots(node)), key=lambda slot: self._load((node.node_id, slot)))
+        async with self._lock:  # one host per slot, however many opens race
+            host = self._hosts.get((node.node_id, slot))
             if host is None or host.gone:
                 host = await self._start(node)
-                self._hosts[node.node_id] = host
+                self._hosts[(node.node_id, slot)] = host
         host.sessions += 1  # counted now: concurrent opens spread
         return host
+
+    def _load(self, key: tuple[str, int]) -> int:
+        host = self._hosts.get(key)
+        return 0 if host is None or host.gone else host.sessions
 
     async def _start(self, node: Node) -> Host:
         actor = self._remote.options(
