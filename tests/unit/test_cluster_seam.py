@@ -16,9 +16,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from corral.pipeline.channels import Channel
 from corral.pipeline.commands import SessionOptions
 from corral.pipeline.events import Event, SessionStatus, TurnEnded
-from corral.pipeline.records import Closed, SessionFailed
+from corral.pipeline.records import Closed, SessionFailed, SinkItem
 from corral.sources.mock import parse_script
 
 ray_exceptions = pytest.importorskip("ray.exceptions")
@@ -27,7 +28,7 @@ from corral.actors.cluster._host import Opening, SessionHost  # noqa: E402
 from corral.actors.session import ActorSettings  # noqa: E402
 
 from tests.support.recording import RecordingSink  # noqa: E402
-from tests.support.waiting import until  # noqa: E402
+from tests.support.waiting import settled, until  # noqa: E402
 
 SCRIPT = parse_script(
     {
@@ -154,3 +155,30 @@ async def test_a_host_that_dies_mid_turn_ends_its_session_at_the_front_without_a
     assert actor.engine.failure is failed.error
     with pytest.raises(Exception, match="has ended"):
         await actor.prompt("again")
+
+
+class Stalled:
+    """An app that reads nothing."""
+
+    name = "stalled"
+
+    async def run(self, items_in: Channel[SinkItem]) -> None:
+        await asyncio.Event().wait()
+
+
+async def test_a_front_that_stops_reading_stops_the_hosted_session(tmp_path: Any) -> None:
+    flood = {"Emit": {"TextDelta": {"message_id": "m1", "text": "x"}}}
+    script = parse_script({"turns": [[{"Repeat": {"times": 100_000, "steps": [flood]}}]]})
+    host = SessionHost({"mock": script})
+    await host.start()
+    actor = await _opened(host, LocalHandle(host), str(tmp_path))
+    hosted = host._live().session("s7")
+    async with asyncio.TaskGroup() as tasks:
+        pump = tasks.create_task(actor.run([Stalled()], ActorSettings()))
+        await actor.prompt("go")
+        await settled()
+        made = hosted.events_made
+        await settled()
+        assert hosted.events_made == made < 5_000  # held, bounded: nothing dropped, nothing grows
+        pump.cancel()
+    await host.stop()
