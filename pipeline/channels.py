@@ -44,6 +44,7 @@ import attrs
 __all__ = ["BrokenChannel", "Channel", "ChannelClosed", "ChannelStats", "EndOfChannel"]
 
 T = TypeVar("T")
+H = TypeVar("H")  # what a deque of the channel holds: items or their sizes
 
 
 class EndOfChannel(Exception):
@@ -136,6 +137,9 @@ class Channel(Generic[T]):
         if self._size is not None:
             self._sizes.append(nbytes)
             self._bytes += nbytes
+        self._sent += 1
+        if self._receivers:
+            self._wake(self._receivers)
 
     def _has_room(self, nbytes: int) -> bool:
         """Room for an item of `nbytes`; by the byte bound any item fits alone
@@ -167,9 +171,6 @@ class Channel(Generic[T]):
         if not self._has_room(nbytes):
             return False
         self._put(item, nbytes)
-        self._sent += 1
-        if self._receivers:
-            self._wake(self._receivers)
         return True
 
     async def send(self, item: T) -> None:
@@ -180,9 +181,6 @@ class Channel(Generic[T]):
         if self._senders or not self._has_room(nbytes):
             await self._wait_for_room(nbytes)
         self._put(item, nbytes)
-        self._sent += 1
-        if self._receivers:
-            self._wake(self._receivers)
         if self._senders and len(self._items) < self._capacity:
             self._wake(self._senders)
 
@@ -193,8 +191,8 @@ class Channel(Generic[T]):
         exact: what fits goes in at once (one wake-up for the receiver), the
         rest as room frees. A batch larger than the bound is thus split, and
         an item larger than the whole byte bound still passes alone.
-        `sizes`: the items' sizes if known already (a channel with the same `size` measured
-        them), else `size` measures each once.
+        `sizes`: the items' sizes if known already (measured by a channel with
+        the same `size`), else `size` measures each once.
         """
         if self._closed:
             self._check_open()
@@ -223,6 +221,11 @@ class Channel(Generic[T]):
             items.extend(batch[start:end])
             return max(start, end)
         held, limit, index = self._bytes, self._byte_limit, start
+        if index < end and (taken := sum(sizes[start:end])) + held <= limit:
+            items.extend(batch[start:end])  # all of it fits: no item-by-item check
+            self._sizes.extend(sizes[start:end])
+            self._bytes = held + taken
+            return end
         while index < end:
             nbytes = sizes[index]
             if items and held + nbytes > limit:
@@ -293,9 +296,7 @@ class Channel(Generic[T]):
     async def receive_batch(self, limit: int = 256) -> list[T]:
         """Everything available now (at most `limit`), waiting for at least one.
 
-        Raises EndOfChannel at the clean end, like `receive`. Stages that can
-        handle items together use it to pay per-item costs once per batch.
-        """
+        EndOfChannel at the clean end, like `receive`: per-item costs paid per batch."""
         batch, _ = await self.receive_sized(limit)
         return batch
 
@@ -309,12 +310,11 @@ class Channel(Generic[T]):
         if not items:
             await self._until_item()
         count = min(len(items), limit)
-        batch = [items.popleft() for _ in range(count)]
+        batch = _take(items, count)
         self._received += count
         sizes: list[int] | None = None
         if self._size is not None:
-            held = self._sizes
-            sizes = [held.popleft() for _ in range(count)]
+            sizes = _take(self._sizes, count)
             self._bytes -= sum(sizes)
         if self._senders:
             self._wake(self._senders)
@@ -342,13 +342,8 @@ class Channel(Generic[T]):
         self._wake(self._receivers)
 
     def watch(self, waiter: asyncio.Future[None]) -> None:
-        """Resolve `waiter` once an item is available or the channel ended.
-
-        For a task that waits on several things at once (this channel, another,
-        a command, a deadline) with one future, instead of a task per thing: it
-        resolves the future from whichever comes first, then `unwatch`es it
-        from each channel.
-        """
+        """Resolve `waiter` once an item is available or the channel ended: one
+        future for a task waiting on several things at once (see `Wakeup`)."""
         if self._items or self._closed:
             if not waiter.done():
                 waiter.set_result(None)
@@ -393,3 +388,11 @@ class Channel(Generic[T]):
                 yield await self.receive()
             except EndOfChannel:
                 return
+
+
+def _take(held: deque[H], count: int) -> list[H]:  # the first `count`, removed
+    if count < len(held):
+        return [held.popleft() for _ in range(count)]
+    taken = list(held)
+    held.clear()
+    return taken

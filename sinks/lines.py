@@ -38,11 +38,14 @@ from ..pipeline.events import (
     Event,
     EventKind,
     Failed,
+    ReasoningDelta,
     RequestClosed,
     RequestOpened,
     SessionStatus,
     StatusChanged,
     SystemTime,
+    TextDelta,
+    ToolOutputDelta,
     TurnContext,
     TurnEnded,
     TurnStarted,
@@ -55,6 +58,8 @@ from ..pipeline.wire import closed_line, event_line, session_error_line
 __all__ = ["ByteStream", "LineSink", "LineWriter", "SessionTail"]
 
 _BATCH_BYTES = 256 * 1024
+# Kinds that change nothing `SessionTail` keeps but the sequence number.
+_PASSING: frozenset[type] = frozenset({TextDelta, ReasoningDelta, ToolOutputDelta})
 MAX_HELD_BYTES = 8 * 1024 * 1024  # per channel of the writer
 
 
@@ -169,6 +174,9 @@ class SessionTail:
         self.closed = False
 
     def saw(self, item: SinkItem) -> None:
+        if type(item) is Event and type(item.kind) in _PASSING:
+            self.sequence = item.sequence  # the bulk of a stream: only its number counts
+            return
         match item:
             case Event(kind=TurnStarted()):
                 self.turn = item.turn_info

@@ -27,7 +27,7 @@ Prometheus treats counter resets).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ...pipeline.channels import Channel
 from ...pipeline.events import (
@@ -123,9 +123,28 @@ class SessionMetrics:
     # ---- records -------------------------------------------------------------
 
     def observe(self, item: SinkItem) -> None:
+        self.observe_batch((item,))
+
+    def observe_batch(self, batch: Sequence[SinkItem]) -> None:
+        """Records in order. A batch arrives at once: one clock read measures
+        its events' delivery, and they are counted per kind, once."""
+        now = self._clock()
+        counted: dict[tuple[str, str], int] = {}
+        for item in batch:
+            if type(item) is Event:
+                self._event(item, now, counted)
+            else:
+                self._count(counted)
+                self._record(item)
+        self._count(counted)
+
+    def _count(self, counted: dict[tuple[str, str], int]) -> None:
+        for labels, count in counted.items():
+            self._m.events.inc(labels, float(count))
+        counted.clear()
+
+    def _record(self, item: SinkItem) -> None:
         match item:
-            case Event():
-                self._event(item)
             case Decision():
                 self._decision(item)
             case Opened(info=info, at=at):
@@ -174,16 +193,16 @@ class SessionMetrics:
 
     # ---- events --------------------------------------------------------------
 
-    def _event(self, event: Event) -> None:
+    def _event(self, event: Event, now: float, counted: dict[tuple[str, str], int]) -> None:
         kind = event.kind
         kind_type = type(kind)
         at = event.occurred_at.seconds
         labels = self._kind_labels.get(kind_type)
         if labels is None:
             labels = self._kind_labels[kind_type] = (self._agent, kind_type.__name__)
-        self._m.events.inc(labels)
+        counted[labels] = counted.get(labels, 0) + 1
         if event.occurred_at.secs > 0:
-            self._m.delivery.observe((), max(0.0, self._clock() - at))
+            self._m.delivery.observe((), max(0.0, now - at))
         if kind_type in _OUTPUT_KINDS:
             self._first_output(event, at)
         if kind_type in _COUNTED_ONLY:
@@ -330,10 +349,8 @@ class MetricsSink:
         self.session = session
 
     async def run(self, items_in: Channel[SinkItem]) -> None:
-        observe = self.session.observe
         try:
             async for batch in items_in.batches():
-                for item in batch:
-                    observe(item)
+                self.session.observe_batch(batch)
         finally:
             self.session.finish()
