@@ -48,7 +48,7 @@ class JsonLinesDecoder:
             if isinstance(line, Oversized):
                 out.append(line)
                 continue
-            if not line.strip():
+            if not line or line.isspace():  # blank (no copy, unlike strip)
                 continue
             try:
                 value = orjson.loads(line)
