@@ -24,11 +24,28 @@ than everything else a delta costs. So each stream remembers where the
 last hint it saw may end: a delta searches only its own text (plus the
 few characters before it a hint could start in), and the recent text is
 searched again only while a hint may still be in it.
+
+Where a harmless hint recurs ("token" in prose), every delta holds one, and
+each would search the region a secret reaching into it could start in
+(`_LOOKBACK` characters and more): far more text than the delta. A writer
+therefore hands over a batch's consecutive deltas of a stream together
+(`redact_run`): they are searched as one text, region and all, once per
+batch, and each delta gets the masks falling in it. That masks at least
+what redacting the batch's text whole would; a partial is masked only at
+the batch's end, where the rest may come later (inside the batch, the rest
+is there to see). The lines reach the disk only after the whole batch is
+redacted, so a crash cannot leave a delta's unmasked start behind.
+
+Python's `re` has no partial matching, so "this hint was searched and
+settled" cannot be known soundly per delta: a JSON value with a space
+(`"password": "my pass` + `phrase"`) is no `PARTIAL`, yet its rest is a
+secret. Batching keeps every search as wide as before and makes it rarer.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ._patterns import CASED_HINTS, PARTIAL
 from ._redact import _FILTER, KNOWN_SECRET, PATTERNS, Redaction, _hinted, might_hold_secret
@@ -66,8 +83,15 @@ class DeltaRedactor:
 
     def redact(self, stream: str, text: str, found: Redaction) -> str:
         """`text` with every secret part masked, given what the stream said before."""
+        return self.redact_run(stream, (text,), (found,))[0]
+
+    def redact_run(
+        self, stream: str, texts: Sequence[str], founds: Sequence[Redaction]
+    ) -> list[str]:
+        """Consecutive deltas of a stream, searched as one text; each masked, its
+        replacements counted in its own `founds` entry."""
         tail = self._tails.get(stream, "")
-        joined = tail + text
+        joined = tail + "".join(texts)
         offset = len(tail)
         spans = self._pem_spans(stream, joined, offset)
         # A secret touching this delta is one token, but its readable prefix
@@ -84,7 +108,9 @@ class DeltaRedactor:
         tail = joined[-_WINDOW:]
         self._tails[stream] = tail
         self._hint_ends[stream] = max(0, hint_end - (len(joined) - len(tail)))
-        return _mask(text, offset, spans, found) if spans else text
+        if not spans:
+            return list(texts)
+        return _mask_run(texts, offset, spans, founds)
 
     @staticmethod
     def _secrets(joined: str, start: int, offset: int) -> list[tuple[int, int, str]]:
@@ -165,6 +191,22 @@ def _known_spans(known: tuple[str, ...], joined: str, offset: int) -> list[tuple
                 break
             begun = ending.find(head, begun + 1)
     return spans
+
+
+def _mask_run(
+    texts: Sequence[str],
+    offset: int,
+    spans: list[tuple[int, int, str]],
+    founds: Sequence[Redaction],
+) -> list[str]:
+    """Each text with the parts of `spans` (joined coordinates) that fall in it masked."""
+    masked: list[str] = []
+    for text, found in zip(texts, founds, strict=True):
+        end = offset + len(text)
+        inside = [(max(a, offset), min(b, end), n) for a, b, n in spans if a < end and b > offset]
+        masked.append(_mask(text, offset, inside, found) if inside else text)
+        offset = end
+    return masked
 
 
 def _mask(text: str, offset: int, spans: list[tuple[int, int, str]], found: Redaction) -> str:

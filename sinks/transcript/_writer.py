@@ -61,6 +61,7 @@ from ._usage import Usage
 __all__ = ["TranscriptWriter", "WriterSettings"]
 
 Json = dict[str, Any]
+_Streamed = tuple[str, Redaction]  # a delta's redacted text, and what was masked in it
 # A stream's id comes with each of its deltas: check each id once.
 _suspect_id = functools.lru_cache(maxsize=4096)(might_hold_secret)
 
@@ -150,10 +151,12 @@ class TranscriptWriter:
 
     # ---- encoding ---------------------------------------------------------------
 
-    def _item_line(self, item: Event | Decision | SessionFailed | Prompted) -> tuple[bytes, int]:
+    def _item_line(
+        self, item: Event | Decision | SessionFailed | Prompted, streamed: _Streamed | None
+    ) -> tuple[bytes, int]:
         """One record's line and how many secrets were replaced in it."""
         if isinstance(item, Event):
-            return self._event_line(item)
+            return self._event_line(item, streamed)
         return self._line(encode_item(item))
 
     def _line(self, record: Json, found: Redaction | None = None) -> tuple[bytes, int]:
@@ -166,13 +169,15 @@ class TranscriptWriter:
             record["redacted"] = redaction.mark()
         return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE), redaction.total
 
-    def _event_line(self, event: Event) -> tuple[bytes, int]:
-        """The event's shared encoding (`Event.json`), unless a secret may be in it."""
+    def _event_line(self, event: Event, redacted: _Streamed | None) -> tuple[bytes, int]:
+        """The event's shared encoding (`Event.json`), unless a secret may be in it.
+
+        `redacted`: a delta's text and what was masked in it (`_stream_texts`).
+        """
         encoded = event.json()
         if self.settings.redactor is None:
             return b'{"event":' + encoded + b"}\n", 0
-        streamed = Redaction()
-        text = self._stream_text(event, streamed)  # always: it keeps the stream's state
+        text, streamed = (None, Redaction()) if redacted is None else redacted
         if not streamed.total and not self._may_hold_more(event, text, encoded):
             return b'{"event":' + encoded + b"}\n", 0
         if text is None and self._clean.holds(encoded):
@@ -188,7 +193,7 @@ class TranscriptWriter:
     def _may_hold_more(self, event: Event, text: str | None, encoded: bytes) -> bool:
         """Whether anything in the event besides a delta's text may hold a secret.
 
-        Most events are deltas: their text was just checked (`_stream_text`),
+        Most events are deltas: their text was checked (`_stream_texts`),
         and the rest is corral's own fields plus two ids, quicker to check
         than the whole encoding.
         """
@@ -205,23 +210,40 @@ class TranscriptWriter:
         assert redactor is not None
         return redactor.might_need_redaction(encoded)
 
-    def _stream_text(self, event: Event, found: Redaction) -> str | None:
-        """A delta's text, redacted knowing its stream's recent text (`_streams.py`)."""
-        kind = event.kind
-        match kind:
-            case TextDelta(message_id=stream) | ReasoningDelta(message_id=stream):
-                pass
-            case ToolOutputDelta(tool_id=stream):
-                pass
-            case MessageEnded(message_id=stream):
-                self._deltas.end(stream)
-                return None
-            case ToolUpdated(tool=tool) if tool.status.finished:
-                self._deltas.end(tool.id)
-                return None
-            case _:
-                return None
-        return self._deltas.redact(stream, kind.text, found)
+    def _stream_texts(self, items: Sequence[SinkItem]) -> dict[int, _Streamed]:
+        """The batch's deltas' texts (by index), redacted knowing their streams' recent
+        text (`_streams.py`); a stream's deltas in the batch are searched together."""
+        runs: dict[str, list[tuple[int, str]]] = {}
+        texts: dict[int, _Streamed] = {}
+        for index, item in enumerate(items):
+            if not isinstance(item, Event):
+                continue
+            match item.kind:
+                case (
+                    TextDelta(message_id=stream, text=text)
+                    | ReasoningDelta(message_id=stream, text=text)
+                    | ToolOutputDelta(tool_id=stream, text=text)
+                ):
+                    runs.setdefault(stream, []).append((index, text))
+                case MessageEnded(message_id=stream):
+                    self._redact_run(stream, runs.pop(stream, []), texts)
+                    self._deltas.end(stream)
+                case ToolUpdated(tool=tool) if tool.status.finished:
+                    self._redact_run(tool.id, runs.pop(tool.id, []), texts)
+                    self._deltas.end(tool.id)
+        for stream, run in runs.items():
+            self._redact_run(stream, run, texts)
+        return texts
+
+    def _redact_run(
+        self, stream: str, run: list[tuple[int, str]], texts: dict[int, _Streamed]
+    ) -> None:
+        if not run:
+            return
+        founds = [Redaction() for _ in run]
+        redacted = self._deltas.redact_run(stream, [text for _, text in run], founds)
+        for (index, _), text, found in zip(run, redacted, founds, strict=True):
+            texts[index] = (text, found)
 
     def _count(self, item: SinkItem, redactions: int) -> None:
         counts = self.counts
@@ -252,7 +274,8 @@ class TranscriptWriter:
     def _write(self, items: Sequence[SinkItem]) -> None:
         pending: list[tuple[SinkItem, bytes, int]] = []
         durable = False
-        for item in items:
+        streamed = self._stream_texts(items) if self.settings.redactor is not None else {}
+        for index, item in enumerate(items):
             if isinstance(item, Opened):
                 self._open(item)
             elif isinstance(item, Closed):
@@ -262,7 +285,7 @@ class TranscriptWriter:
             elif self.failure is not None or self.closed:
                 self.counts.lost += 1
             else:
-                line, found = self._item_line(item)
+                line, found = self._item_line(item, streamed.get(index))
                 pending.append((item, line, found))
                 if isinstance(item, SessionFailed) or (
                     isinstance(item, Event) and isinstance(item.kind, TurnEnded)
