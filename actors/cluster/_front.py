@@ -155,7 +155,7 @@ class RemoteActor:
             case Closed():
                 self._ending = True
         if isinstance(item, Event):
-            self.engine.sequence = item.sequence
+            self.engine.sequence = max(self.engine.sequence, item.sequence)
 
     def _last_words(self, error: CorralError) -> list[SinkItem]:
         """The end the host can no longer send, numbered on from what was forwarded."""
@@ -229,7 +229,9 @@ class RemoteActor:
         """The engine's status, as the handle means it: the host's, not the records'."""
         if wanted is SessionStatus.IDLE:
             with contextlib.suppress(RayError):  # the host is gone: the session ends
-                await self._host.wait_idle.remote(self.session_id)
+                made = await self._host.wait_idle.remote(self.session_id)
+                # The engine's count, like a local session's (some may still be on the way).
+                self.engine.sequence = max(self.engine.sequence, made)
             return
         while self._tail.status is not wanted and not self._tail.closed:
             await self._changed.wait()

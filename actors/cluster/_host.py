@@ -23,7 +23,6 @@ must not live on: `_reaper.py` keeps their process groups and ends them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -162,10 +161,14 @@ class SessionHost:
             return Reply(error=error)
         return Reply(value=value, info=info)
 
-    async def wait_idle(self, session_id: str) -> None:
-        """Once the session's engine is idle, or the session has ended."""
-        with contextlib.suppress(CorralError):
-            await self._live().session(session_id).wait_idle()
+    async def wait_idle(self, session_id: str) -> int:
+        """Once the session's engine is idle (or it has ended): the events it numbered."""
+        try:
+            session = self._live().session(session_id)
+        except CorralError:
+            return 0
+        await session.wait_idle()
+        return session.events_made
 
     def load(self) -> int:
         """How many sessions this host runs."""

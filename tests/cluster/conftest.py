@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.raycluster import RayCluster
+from tests.support.realagents import ensure_installed
 
 if os.environ.get("CI") is None:
     pytest.importorskip("ray")
@@ -22,8 +23,16 @@ if os.environ.get("CI") is None:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
-    started = RayCluster(Path(tmp_path_factory.mktemp("ray"))).start()
+def claude() -> Path | None:
+    """The pinned Claude Code from the test agents' cache (installed if need be), or None."""
+    return ensure_installed("claude")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, claude: Path | None) -> Iterator[RayCluster]:
+    # The nodes find agents as corral does, by their own environment.
+    env = {} if claude is None else {"CORRAL_CLAUDE_BIN": str(claude)}
+    started = RayCluster(Path(tmp_path_factory.mktemp("ray")), env).start()
     try:
         yield started
     finally:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.support.raycluster import HEAD_RESOURCE, WORKER_RESOURCE, RayCluster
+from tests.support.realagents import AgentSandbox
 from tests.support.serve import ServeProcess
 from tests.support.waiting import until
 
@@ -52,16 +53,18 @@ def _script(tmp_path: Path, pause_ms: int = 50) -> str:
 
 def _ours(command: str) -> bool:
     """A process corral started on a node: a host, an agent, a host's watchdog."""
-    return any(mark in command for mark in ("SessionHost", "corral.sources.mock", "killpg"))
+    marks = ("SessionHost", "corral.sources.mock", "killpg", "claude")
+    return any(mark in command for mark in marks)
 
 
 @pytest.fixture
 async def serve(cluster: RayCluster, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
     started: list[ServeProcess] = []
 
-    async def start(*extra: str, pause_ms: int = 50) -> ServeProcess:
+    async def start(*extra: str, pause_ms: int = 50, mock: bool = True) -> ServeProcess:
+        script = ("--mock", _script(tmp_path, pause_ms)) if mock else ()
         process = await ServeProcess.start(
-            "--ray", cluster.address, "--mock", _script(tmp_path, pause_ms), *extra,
+            "--ray", cluster.address, *script, *extra,
             launcher=cluster.prefix(),
             env={"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"},
         )  # fmt: skip
@@ -210,6 +213,51 @@ async def test_a_killed_front_leaves_no_agent_behind(
     await _mid_turn(process, sessions)
     await process.kill()  # SIGKILL: the front runs no code of its own on the way out
     await until(lambda: not [c for c in cluster.processes().values() if _ours(c)], timeout=60)
+
+
+MODEL_PORT = 9479  # inside the namespace
+
+
+@pytest.fixture
+async def model_server(cluster: RayCluster) -> AsyncIterator[str]:
+    """The project's mock model server, inside the namespace (where the agents run)."""
+    server = await asyncio.create_subprocess_exec(
+        *cluster.prefix(), sys.executable, "-m", "tests.support.mockmodel",
+        "--port", str(MODEL_PORT), stdout=asyncio.subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    assert server.stdout is not None
+    url = (await asyncio.wait_for(server.stdout.readline(), 30)).decode().strip()
+    yield url
+    server.terminate()
+    await server.wait()
+
+
+@pytest.mark.e2e
+async def test_the_real_claude_cli_runs_through_a_ray_host(
+    serve: Callable[..., Any],
+    cluster: RayCluster,
+    claude: Path | None,
+    model_server: str,
+    tmp_path: Path,
+) -> None:
+    if claude is None:
+        pytest.skip("real agent CLI unavailable: claude")
+    sandbox = AgentSandbox(root=tmp_path / "agent", model_url=model_server)
+    process = await serve(mock=False)  # the nodes' own catalog
+    opened = await process.ok(
+        {"cmd": "open", "agent": "claude", "dir": str(sandbox.workdir),
+         "env": sandbox.env("claude"), "placement": _on(WORKER_RESOURCE)},
+        120,
+    )  # fmt: skip
+    sid = opened["id"]
+    await process.ok({"cmd": "prompt", "session": sid, "text": "CORRAL_ECHO hi"})
+    ended = await process.wait_event(sid, "TurnEnded", timeout=120)
+    assert "Completed" in ended["kind"]["TurnEnded"]["stop"]
+    text = "".join(
+        e["kind"]["TextDelta"]["text"] for e in _gapless(process, sid) if "TextDelta" in e["kind"]
+    )
+    assert text == "You said: CORRAL_ECHO hi"
+    assert await process.finish(60) == 0
 
 
 # Last: it kills the worker node.

@@ -58,9 +58,10 @@ def _netns(pid: int) -> str | None:
 class RayCluster:
     address = f"127.0.0.1:{PORT}"
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, env: dict[str, str] | None = None) -> None:
+        """`env`: added to the nodes' environment (what their hosts' agents see)."""
         self.tmp = tmp
-        self.env = {**os.environ, **_FAST_HEALTH}
+        self.env = {**os.environ, **_FAST_HEALTH, **(env or {})}
         self.anchor = subprocess.Popen(
             ["unshare", "-n", "sh", "-c", "ip link set lo up && exec sleep infinity"],
             start_new_session=True,
