@@ -177,10 +177,9 @@ class Engine:
     # ---- status ----------------------------------------------------------------
 
     def _desired_status(self) -> SessionStatus:
-        if self._turns.current is None:
-            if self._prompts and not self.finished:
-                return SessionStatus.WORKING  # the next prompt is about to start
-            return SessionStatus.IDLE
+        if self._turns.current is None:  # idle, unless the next prompt is about to start
+            starting = bool(self._prompts) and not self.finished
+            return SessionStatus.WORKING if starting else SessionStatus.IDLE
         if self._requests.asking:
             return SessionStatus.NEEDS_INPUT
         return SessionStatus.WORKING
@@ -316,8 +315,9 @@ class Engine:
     # ---- driver events -------------------------------------------------------
 
     def on_driver_events(self, events: Iterable[DriverEvent]) -> None:
-        for event in events:  # a batch, in order: per event is only what must be
-            self.on_driver_event(event)
+        with self._out.batch_time():  # one clock reading for the batch (see `Output`)
+            for event in events:  # in order: per event is only what must be
+                self.on_driver_event(event)
 
     def on_driver_event(self, event: DriverEvent) -> None:
         self._machine.check()

@@ -10,12 +10,18 @@ the actor and the replay only carry them. `to_driver` holds the
 commands for the agent; once the session failed nobody listens, so they
 are muted. Nothing here decides; the actor (or the replay) drains both
 after every input.
+
+Time: each event's `occurred_at` is a reading of the wall clock when the
+engine made it, except that what the engine makes from one batch of driver
+events (one read of the agent's output, handled at once) shares one reading
+(`batch_time`): they were produced together, and order is `sequence`'s.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from ...pipeline.driver import DriverCommand, Emitted
 from ...pipeline.errors import CorralError
@@ -36,10 +42,22 @@ class Output:
         self.sequence = 0
         self.muted = False  # the agent is gone: commands go nowhere
         self.ended = False  # `Closed` was recorded
+        self._batch_time: SystemTime | None = None  # while a batch is handled
 
     def now_wall(self) -> SystemTime:
+        if self._batch_time is not None:
+            return self._batch_time
         secs, nanos = divmod(self.wall_clock_ns(), 1_000_000_000)
         return SystemTime(secs, nanos)
+
+    @contextlib.contextmanager
+    def batch_time(self) -> Iterator[None]:
+        """Within: one reading of the clock for everything made (see the header)."""
+        self._batch_time = self.now_wall()
+        try:
+            yield
+        finally:
+            self._batch_time = None
 
     def emit(
         self,

@@ -249,7 +249,9 @@ class AcpDriver(JsonRpcDriver[_Item]):
 
     async def _translate(self, item: _Item) -> list[driver.DriverEvent]:
         translator = self._translator
-        match item:
+        match item:  # the bulk of a stream first: each case missed is a class check
+            case RpcNotification(method=method, params=params):
+                return translator.notification(method, params)
             case _TurnStarting():
                 return translator.turn_began()
             case _PromptAnswered(result=result):
@@ -260,8 +262,6 @@ class AcpDriver(JsonRpcDriver[_Item]):
                 return self._files.terminal_exited(terminal_id)
             case _TerminalOutput(terminal_id=terminal_id, text=text):
                 return self._files.terminal_output(terminal_id, text)
-            case RpcNotification(method=method, params=params):
-                return translator.notification(method, params)
             case RpcRequest():
                 return await self._files.agent_request(item)
             case WireProblem(reason=reason, request_id=request_id):
