@@ -32,8 +32,14 @@ class NotJson:
 
 
 class JsonLinesDecoder:
-    def __init__(self, *, max_line: int = DEFAULT_MAX_LINE) -> None:
+    """`keep_lines`: `raw_lines` holds the line each item of the last output
+    came from (b"" for an `Oversized` one), for a caller recording the wire;
+    None without it."""
+
+    def __init__(self, *, max_line: int = DEFAULT_MAX_LINE, keep_lines: bool = False) -> None:
         self._lines = LineSplitter(max_line=max_line)
+        self._keep = keep_lines
+        self.raw_lines: list[bytes] | None = [] if keep_lines else None
 
     def feed(self, chunk: bytes) -> list[JsonObject | NotJson | Oversized]:
         return self._decode(self._lines.feed(chunk))
@@ -41,25 +47,37 @@ class JsonLinesDecoder:
     def end(self) -> list[JsonObject | NotJson | Oversized]:
         return self._decode(self._lines.end())
 
-    @staticmethod
-    def _decode(lines: list[bytes | Oversized]) -> list[JsonObject | NotJson | Oversized]:
-        out: list[JsonObject | NotJson | Oversized] = []
-        for line in lines:
-            if isinstance(line, Oversized):
-                out.append(line)
-                continue
-            if not line or line.isspace():  # blank (no copy, unlike strip)
-                continue
+    def _decode(self, lines: list[bytes | Oversized]) -> list[JsonObject | NotJson | Oversized]:
+        kept: list[bytes] | None = [] if self._keep else None
+        out = _decoded(lines, kept)
+        if kept is not None:
+            self.raw_lines = kept
+        return out
+
+
+def _decoded(
+    lines: list[bytes | Oversized], kept: list[bytes] | None
+) -> list[JsonObject | NotJson | Oversized]:
+    """Each line's object or problem; blank lines skipped, found without a copy."""
+    out: list[JsonObject | NotJson | Oversized] = []
+    for line in lines:
+        item: JsonObject | NotJson | Oversized
+        if isinstance(line, Oversized):
+            item, line = line, b""
+        elif not line or line.isspace():
+            continue
+        else:
             try:
                 value = orjson.loads(line)
             except orjson.JSONDecodeError as error:
-                out.append(_not_json(line, f"not JSON: {error}"))
-                continue
-            if isinstance(value, dict):
-                out.append(value)
+                item = _not_json(line, f"not JSON: {error}")
             else:
-                out.append(_not_json(line, "a JSON value that is not an object"))
-        return out
+                is_object = isinstance(value, dict)
+                item = value if is_object else _not_json(line, "a JSON value that is not an object")
+        out.append(item)
+        if kept is not None:
+            kept.append(line)
+    return out
 
 
 def _not_json(line: bytes, reason: str) -> NotJson:

@@ -59,7 +59,7 @@ __all__ = ["ByteStream", "LineSink", "LineWriter", "SessionTail"]
 
 _BATCH_BYTES = 256 * 1024
 # Kinds that change nothing `SessionTail` keeps but the sequence number.
-_PASSING: frozenset[type] = frozenset({TextDelta, ReasoningDelta, ToolOutputDelta})
+_PASSING: frozenset[type] = frozenset((TextDelta, ReasoningDelta, ToolOutputDelta))
 MAX_HELD_BYTES = 8 * 1024 * 1024  # per channel of the writer
 
 

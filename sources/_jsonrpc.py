@@ -139,7 +139,8 @@ class JsonRpcPeer:
     ) -> None:
         """`decoder` and `frame`: a framing other than one message per line."""
         self._process = process
-        self._decoder: Decoder = decoder or JsonLinesDecoder(max_line=max_line)
+        records = telemetry.records_wire  # the raw lines kept for it, not re-encoded
+        self._decoder: Decoder = decoder or JsonLinesDecoder(max_line=max_line, keep_lines=records)
         self._frame = frame
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
@@ -179,13 +180,13 @@ class JsonRpcPeer:
         `stopReason`) follows every message the agent sent before its answer."""
         batch: list[Incoming] = []
         answered: list[tuple[asyncio.Future[Any], dict[str, Any]]] = []
+        if self._telemetry.records_wire:
+            self._record_in(decoded)
         for item in decoded:
             if isinstance(item, NotJson | Oversized):
                 unread = unreadable_request_id(item.prefix) if isinstance(item, NotJson) else None
                 batch.append(WireProblem.from_decoder(item, unread))
                 continue
-            if self._telemetry.records_wire:
-                self._telemetry.wire_line("in", orjson.dumps(item))
             method = item.get("method")
             if isinstance(method, str):
                 if "id" in item and item["id"] is not None:
@@ -207,6 +208,16 @@ class JsonRpcPeer:
         finally:
             for waiter, response in answered:
                 _settle(waiter, response)
+
+    def _record_in(self, decoded: Decoded) -> None:
+        """The agent's messages to the wire recording: as read, where the decoder kept
+        the lines (one message per line), else re-encoded."""
+        decoder = self._decoder
+        lines = decoder.raw_lines if isinstance(decoder, JsonLinesDecoder) else None
+        for index, item in enumerate(decoded):
+            if isinstance(item, dict):
+                line = orjson.dumps(item) if lines is None else lines[index]
+                self._telemetry.wire_line("in", line)
 
     async def _send(self, message: dict[str, Any]) -> None:
         line = orjson.dumps(message)
