@@ -82,6 +82,17 @@ class SessionTelemetry:
         for observer in self._observers:
             observer.wire_line(self.session_id, direction, line)
 
+    def wire_lines(self, direction: str, lines: Sequence[bytes]) -> None:
+        """Several raw lines, in order: to an observer's `wire_lines` where it has
+        one (it takes them as one batch), else line by line."""
+        for observer in self._observers:
+            many = getattr(observer, "wire_lines", None)
+            if many is not None:
+                many(self.session_id, direction, lines)
+                continue
+            for line in lines:
+                observer.wire_line(self.session_id, direction, line)
+
 
 class Telemetry:
     """The Runtime's observers; hands out per-session views."""

@@ -213,11 +213,14 @@ class JsonRpcPeer:
         """The agent's messages to the wire recording: as read, where the decoder kept
         the lines (one message per line), else re-encoded."""
         decoder = self._decoder
-        lines = decoder.raw_lines if isinstance(decoder, JsonLinesDecoder) else None
-        for index, item in enumerate(decoded):
-            if isinstance(item, dict):
-                line = orjson.dumps(item) if lines is None else lines[index]
-                self._telemetry.wire_line("in", line)
+        kept = decoder.raw_lines if isinstance(decoder, JsonLinesDecoder) else None
+        lines = [
+            orjson.dumps(item) if kept is None else kept[index]
+            for index, item in enumerate(decoded)
+            if isinstance(item, dict)
+        ]
+        if lines:
+            self._telemetry.wire_lines("in", lines)
 
     async def _send(self, message: dict[str, Any]) -> None:
         line = orjson.dumps(message)

@@ -20,6 +20,9 @@ from ._shape import Fields
 __all__ = ["Event", "TurnContext"]
 
 _EPOCH = SystemTime(0, 0)
+# The (time, turn, session) last encoded and their JSON: one tuple, replaced whole, so
+# a thread encoding meanwhile (the transcript's) sees a consistent one.
+_last_shared: list[tuple[SystemTime | None, object, str, bytes]] = [(None, None, "", b"")]
 
 
 @attrs.frozen(kw_only=True)
@@ -47,7 +50,7 @@ class Event:
         """This event as JSON bytes; encoded on first use, then shared."""
         encoded = self._json
         if encoded is None:
-            encoded = orjson.dumps(self.to_wire())
+            encoded = _encode(self)
             object.__setattr__(self, "_json", encoded)
         return encoded
 
@@ -79,3 +82,26 @@ class Event:
             ),
             extensions=extensions,
         )
+
+
+def _encode(event: Event) -> bytes:
+    """`orjson.dumps(event.to_wire())`, byte for byte; what the events of one batch
+    share (their time, turn and session: the same objects) is encoded once for them."""
+    at, turn, session = event.occurred_at, event.turn_info, event.session_id
+    last = _last_shared[0]
+    if last[0] is not at or last[1] is not turn or last[2] != session:
+        shared = {
+            "occurred_at": at.to_wire(),
+            "session_id": session,
+            "turn_info": None if turn is None else turn.to_wire(),
+        }
+        last = (at, turn, session, orjson.dumps(shared)[1:-1])
+        _last_shared[0] = last
+    extensions = orjson.dumps(event.extensions) if event.extensions else b"{}"
+    kind = orjson.dumps(event.kind.to_wire())
+    return b'{"sequence":%d,%b,"kind":%b,"extensions":%b}' % (
+        event.sequence,
+        last[3],
+        kind,
+        extensions,
+    )

@@ -20,14 +20,16 @@ from ._families import Families
 
 __all__ = ["LineCounter", "count_lines"]
 
+_EVENT = b'{"event"'
 _PREFIXES = (
     ("hello", b'{"hello"'),
-    ("event", b'{"event"'),
+    ("event", _EVENT),
     ("session_error", b'{"session"'),
     ("closed", b'{"closed"'),
 )
 _REPLY = b'{"id"'
 _ERROR_REPLY = re.compile(rb'(?:^|(?<=\n))\{"id":(?:-?\d+|null),"error"')
+_NONE = dict.fromkeys([*(name for name, _ in _PREFIXES), "reply", "error"], 0)
 
 
 def _starts(data: bytes, prefix: bytes) -> int:
@@ -36,6 +38,9 @@ def _starts(data: bytes, prefix: bytes) -> int:
 
 def count_lines(data: bytes) -> dict[str, int]:
     """Lines of each type in a batch of whole lines."""
+    events = _starts(data, _EVENT)
+    if events == data.count(b"\n"):  # the bulk of a stream: events only, two scans
+        return {**_NONE, "event": events}
     counts = {name: _starts(data, prefix) for name, prefix in _PREFIXES}
     replies = _starts(data, _REPLY)
     errors = len(_ERROR_REPLY.findall(data)) if replies else 0

@@ -13,7 +13,7 @@ forgets it when the session ends (`unbind`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ._families import Families
 from ._labels import OTHER, exit_kind
@@ -59,7 +59,11 @@ class ProcessObserver:
         self._m.unknown_frames.inc((self._agents(agent),))
 
     def wire_line(self, session_id: str, direction: str, line: bytes) -> None:
+        self.wire_lines(session_id, direction, (line,))
+
+    def wire_lines(self, session_id: str, direction: str, lines: Sequence[bytes]) -> None:
+        """A batch of raw lines (a read's worth), counted at once."""
         agent = self._session_agents.get(session_id, "unknown")
         labels = (agent, direction if direction in _DIRECTIONS else OTHER)
-        self._m.wire_lines.inc(labels)
-        self._m.wire_bytes.inc(labels, float(len(line)))
+        self._m.wire_lines.inc(labels, float(len(lines)))
+        self._m.wire_bytes.inc(labels, float(sum(map(len, lines))))
