@@ -45,6 +45,7 @@ from ...pipeline.events import (
     ReasoningDelta,
     RequestOpened,
     StatusChanged,
+    SystemTime,
     TextDelta,
     ToolOutputDelta,
     ToolUpdate,
@@ -126,22 +127,25 @@ class SessionMetrics:
         self.observe_batch((item,))
 
     def observe_batch(self, batch: Sequence[SinkItem]) -> None:
-        """Records in order. A batch arrives at once: one clock read measures
-        its events' delivery, and they are counted per kind, once."""
+        """Records in order. A batch arrives at once: its events are added up
+        (`_Tally`) and recorded together, against one clock reading."""
         now = self._clock()
-        counted: dict[tuple[str, str], int] = {}
+        tally = _Tally()
         for item in batch:
             if type(item) is Event:
-                self._event(item, now, counted)
+                self._event(item, tally)
             else:
-                self._count(counted)
+                self._add_up(tally, now)
                 self._record(item)
-        self._count(counted)
+        self._add_up(tally, now)
 
-    def _count(self, counted: dict[tuple[str, str], int]) -> None:
-        for labels, count in counted.items():
+    def _add_up(self, tally: _Tally, now: float) -> None:
+        for labels, count in tally.kinds.items():
             self._m.events.inc(labels, float(count))
-        counted.clear()
+        for occurred, count in tally.times.items():
+            self._m.delivery.observe((), max(0.0, now - occurred.seconds), times=count)
+        tally.kinds.clear()
+        tally.times.clear()
 
     def _record(self, item: SinkItem) -> None:
         match item:
@@ -193,20 +197,21 @@ class SessionMetrics:
 
     # ---- events --------------------------------------------------------------
 
-    def _event(self, event: Event, now: float, counted: dict[tuple[str, str], int]) -> None:
+    def _event(self, event: Event, tally: _Tally) -> None:
         kind = event.kind
         kind_type = type(kind)
-        at = event.occurred_at.seconds
+        occurred = event.occurred_at
         labels = self._kind_labels.get(kind_type)
         if labels is None:
             labels = self._kind_labels[kind_type] = (self._agent, kind_type.__name__)
-        counted[labels] = counted.get(labels, 0) + 1
-        if event.occurred_at.secs > 0:
-            self._m.delivery.observe((), max(0.0, now - at))
+        tally.kinds[labels] = tally.kinds.get(labels, 0) + 1
+        if occurred.secs > 0:
+            tally.times[occurred] = tally.times.get(occurred, 0) + 1
         if kind_type in _OUTPUT_KINDS:
-            self._first_output(event, at)
+            self._first_output(event)
         if kind_type in _COUNTED_ONLY:
             return  # the bulk of a stream (deltas): nothing more to learn
+        at = occurred.seconds
         match kind:
             case TurnStarted(origin=origin):
                 self._turn_started(event, origin, at)
@@ -251,13 +256,14 @@ class SessionMetrics:
         if turn_id is None or turn.id == turn_id:
             self._m.turn_duration.observe((self._agent, stop), max(0.0, at - turn.started), ids)
 
-    def _first_output(self, event: Event, at: float) -> None:
+    def _first_output(self, event: Event) -> None:
         turn = self._turn
         if turn is None or turn.output_seen or event.turn_info is None:
             return
         if event.turn_info.id != turn.id:
             return
         turn.output_seen = True
+        at = event.occurred_at.seconds
         self._m.first_output.observe(
             (self._agent,), max(0.0, at - turn.started), self._ids(turn_id=turn.id)
         )
@@ -338,6 +344,17 @@ class SessionMetrics:
                 self._m.cost.inc((self._agent, self._model), spent)
         if usage.window_tokens:
             self._m.context_ratio.observe((self._agent,), usage.used_tokens / usage.window_tokens)
+
+
+class _Tally:
+    """A batch's events added up: per kind (the events counter) and per time
+    made (the delivery histogram: events made at once were delivered at once)."""
+
+    __slots__ = ("kinds", "times")
+
+    def __init__(self) -> None:
+        self.kinds: dict[tuple[str, str], int] = {}
+        self.times: dict[SystemTime, int] = {}
 
 
 class MetricsSink:

@@ -153,12 +153,15 @@ class Histogram(Family):
             cell = self.cells[labels] = _Cell(len(self.bounds) + 1)
         return cell
 
-    def observe(self, labels: Labels, value: float, exemplar: dict[str, str] | None = None) -> None:
+    def observe(
+        self, labels: Labels, value: float, exemplar: dict[str, str] | None = None, times: int = 1
+    ) -> None:
+        """`times`: that many observations of the same value."""
         cell = self.touch(labels)
         index = bisect.bisect_left(self.bounds, value)  # `le` buckets: value <= bound
-        cell.counts[index] += 1
-        cell.total += value
-        cell.count += 1
+        cell.counts[index] += times
+        cell.total += value * times
+        cell.count += times
         if exemplar:
             cell.exemplars[index] = Exemplar(exemplar, value)
 
