@@ -5,8 +5,10 @@ from `$CORRAL_HOME` unless told otherwise (`Runtime(transcripts=...)`): a
 `TranscriptSettings`, an `Archive` the caller owns, or False for none. By
 hand, `Runtime(sinks=[archive.sink_factory], telemetry=Telemetry(archive.observers))`
 gives every session a transcript (and, when asked, a raw wire recording).
-The archive owns the worker threads that do the disk I/O, so a slow disk
-never blocks the event loop; `close()` them when the Runtime is done.
+The archive owns the worker thread that does the disk I/O (`DiskWorker`: one
+thread, so the loop shares the GIL with one other, each round of it taking
+every session's pending batch), so a slow disk never blocks the event loop;
+`close()` it when the Runtime is done.
 
     archive = Archive(TranscriptSettings.from_environ(os.environ), metrics=metrics)
     async with Runtime(transcripts=archive):
@@ -22,7 +24,6 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -34,6 +35,7 @@ from ._paths import default_transcripts_dir, live_transcript_id, live_transcript
 from ._redact import Redactor, secret_values
 from ._sink import TranscriptMetrics, TranscriptSink
 from ._wire import WireRecorder
+from ._worker import DiskWorker
 from ._writer import TranscriptWriter, WriterSettings
 
 __all__ = ["Archive", "TranscriptSettings", "corral_version"]
@@ -83,7 +85,6 @@ class Archive:
         settings: TranscriptSettings,
         *,
         report: Callable[[str], None] = _print_failure,
-        workers: int = 4,
         writer: WriterSettings | None = None,
         metrics: TranscriptMetrics | None = None,
     ) -> None:
@@ -92,9 +93,7 @@ class Archive:
         self.metrics = metrics
         self._report = report
         self._writer_settings = writer if writer is not None else settings.writer_settings()
-        self._executor = ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix="corral-transcript"
-        )
+        self._worker = DiskWorker()
         self.wire = (
             WireRecorder(redactor=self._writer_settings.redactor) if settings.record_wire else None
         )
@@ -117,7 +116,7 @@ class Archive:
         sink = TranscriptSink(
             writer,
             session_id=session_id,
-            executor=self._executor,
+            worker=self._worker,
             on_closed=self._ended,
             metrics=self.metrics,
         )
@@ -162,7 +161,7 @@ class Archive:
             self.wire.release(session_id)
 
     def close(self) -> None:
-        """Wait for pending writes and stop the worker threads."""
-        self._executor.shutdown(wait=True)
+        """Wait for pending writes and stop the worker thread."""
+        self._worker.close()
         if self.wire is not None:
             self.wire.close()

@@ -5,7 +5,9 @@ sink channel ─► TranscriptSink.run ─(batch)─► worker thread: Transcrip
 ```
 
 `run` takes what is waiting in its channel as one batch and hands it to a
-worker thread; it takes the next batch only when that write returned. A
+worker thread (the archive's `DiskWorker`, which takes every sink's pending
+batch in one round; alone, the loop's default executor); it takes the next
+batch only when that write returned. A
 slow disk therefore fills the sink's channel, which stops the fan-out, the
 engine and the agent: backpressure, nothing dropped.
 
@@ -35,14 +37,15 @@ leaves the file without a footer; the next reopen marks it interrupted.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from ...pipeline.channels import Channel, EndOfChannel
 from ...pipeline.events import Event, TurnEnded
 from ...pipeline.records import Closed, SessionFailed, SinkItem
 from ._file import TranscriptWriteError
+from ._worker import DiskWorker
 from ._writer import TranscriptWriter
 
 __all__ = ["FailureReport", "TranscriptMetrics", "TranscriptSink"]
@@ -61,6 +64,7 @@ class TranscriptMetrics(Protocol):
     def sink_error(self, sink: str) -> None: ...
 
 
+T = TypeVar("T")
 _BATCH = 512
 _FULL_ENOUGH = 64  # a batch this large goes without lingering
 
@@ -73,7 +77,7 @@ class TranscriptSink:
         writer: TranscriptWriter,
         *,
         session_id: str,
-        executor: Executor | None = None,
+        worker: DiskWorker | None = None,
         on_closed: Callable[[str], None] | None = None,
         metrics: TranscriptMetrics | None = None,
         linger: float = 0.005,
@@ -86,7 +90,7 @@ class TranscriptSink:
         self._progress = asyncio.Event()
         self.session_id = session_id
         self.failure: TranscriptWriteError | None = None
-        self._executor = executor
+        self._worker = worker
         self._listeners: list[FailureReport] = []
         self._on_closed = on_closed
 
@@ -110,8 +114,12 @@ class TranscriptSink:
         progressed, self._progress = self._progress, asyncio.Event()
         progressed.set()
 
+    async def _off_loop(self, call: Callable[[], T]) -> T:
+        if self._worker is not None:
+            return await self._worker.run(call)
+        return await asyncio.get_running_loop().run_in_executor(None, call)
+
     async def run(self, items_in: Channel[SinkItem]) -> None:
-        loop = asyncio.get_running_loop()
         try:
             while True:
                 try:
@@ -124,7 +132,7 @@ class TranscriptSink:
                     await asyncio.sleep(self._linger)
                     _take_into(batch, items_in)
                 try:
-                    await loop.run_in_executor(self._executor, self.writer.write, batch)
+                    await self._off_loop(functools.partial(self.writer.write, batch))
                 except TranscriptWriteError as error:
                     self._failed(error)
                 self._report_io()
@@ -133,7 +141,7 @@ class TranscriptSink:
             self._over = True
             self._advance(0)
             if not self.writer.closed:
-                await asyncio.shield(loop.run_in_executor(self._executor, self.writer.abandon))
+                await asyncio.shield(self._off_loop(self.writer.abandon))
             if self._on_closed is not None:
                 self._on_closed(self.session_id)
 
