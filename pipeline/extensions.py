@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .driver import Emitted, TokenCount
+from .driver import Emitted
 from .events import Event
+from .tokens import TokenCount
 
 __all__ = [
     "decision_mark",

@@ -32,8 +32,6 @@ import attrs
 
 from ..commands import PermissionMode
 from ..events import (
-    Answer,
-    ChoicesAnswer,
     PermissionAnswer,
     PermissionChoice,
     PermissionRequest,
@@ -42,14 +40,14 @@ from ..events import (
     QuestionRequest,
     QuestionsAnswer,
     Request,
-    TextAnswer,
 )
 from ..policy import Decide, Forward, ModePolicy, PolicyContext, Verdict
 from ..records import PolicyDecider, PolicyPart
+from ._answers import deny_answer, question_answer, timeout_decision
 from ._explain import Explanation, GuardTrace, SubjectTrace
 from ._guards import GuardHit, Guards
 from ._match import Facts, mismatch, question_mismatch, request_facts
-from ._model import Action, GuardAction, PolicySpec, RequestKind, Rule, TimeoutChoice
+from ._model import Action, GuardAction, PolicySpec, RequestKind, Rule
 
 __all__ = ["RulePolicy"]
 
@@ -213,7 +211,7 @@ class RulePolicy:
     ) -> Verdict:
         message = rule.message if rule is not None and rule.message else None
         rule_name = decided_by.name
-        answer = _deny_answer(request, always=rule is not None and rule.always)
+        answer = deny_answer(request, always=rule is not None and rule.always)
         if answer is None:
             notes.append("the agent offers no deny choice: the app decides")
             return Forward(reason=decided_by, deadline_seconds=self.spec.deadline)
@@ -233,7 +231,7 @@ class RulePolicy:
         decided_by = PolicyDecider(PolicyPart.GUARD, hit.guard)
         if self.spec.guard_action(hit.guard) is GuardAction.ASK:
             return self._forward(request, None, decided_by, hits, notes)
-        answer = _deny_answer(request, always=False)
+        answer = deny_answer(request, always=False)
         if answer is None:
             notes.append("the agent offers no deny choice: the app decides")
             return Forward(reason=decided_by, deadline_seconds=self.spec.deadline)
@@ -266,7 +264,7 @@ class RulePolicy:
             if stopping:
                 notes.append(f"guard {stopping[0]} keeps the deadline from allowing")
                 choice = None
-        on_timeout = None if choice is None else _timeout_decision(request, choice, reason, message)
+        on_timeout = None if choice is None else timeout_decision(request, choice, reason, message)
         return Forward(deadline_seconds=deadline, on_timeout=on_timeout, reason=reason)
 
     # ---- questions ----------------------------------------------------------------
@@ -310,7 +308,7 @@ class RulePolicy:
                 by = PolicyDecider(PolicyPart.RULE, rule.id)
                 trace = SubjectTrace(subject=label, outcome="ask", decided_by=by)
                 return attrs.evolve(trace, skipped=tuple(skipped)), None, rule
-            answer = _question_answer(rule, question) if reason is None else reason
+            answer = question_answer(rule, question) if reason is None else reason
             if isinstance(answer, str):
                 skipped.append((rule.id, answer))
                 continue
@@ -348,59 +346,6 @@ def _named_by_rules(hit: GuardHit, traces: tuple[SubjectTrace, ...]) -> str | No
     if deciders and all(_part(traces[index]) is PolicyPart.RULE for index in hit.subjects):
         return f"{', '.join(sorted(deciders))} names the command"
     return None
-
-
-def _question_answer(rule: Rule, question: Question) -> QuestionAnswer | str:
-    """The rule's answer to one question, or why it cannot answer it."""
-    if rule.choices and question.choices:
-        if rule.choices == ("first",):
-            return ChoicesAnswer((question.choices[0].id,))
-        chosen = []
-        for wanted in rule.choices:
-            found = next(
-                (
-                    c
-                    for c in question.choices
-                    if wanted in (c.id, c.label) or wanted.casefold() == c.label.casefold()
-                ),
-                None,
-            )
-            if found is None:
-                return f"choice {wanted!r} is not offered"
-            chosen.append(found.id)
-        if len(chosen) > 1 and not question.multi_select:
-            return "several choices for a single-choice question"
-        return ChoicesAnswer(tuple(chosen))
-    if rule.text is not None and (not question.choices or question.allows_free_text):
-        return TextAnswer(rule.text)
-    return "its answer does not fit this question"
-
-
-def _deny_answer(request: PermissionRequest, *, always: bool) -> PermissionAnswer | None:
-    offered = request.options
-    order = (PermissionChoice.DENY_ALWAYS, PermissionChoice.DENY_ONCE)
-    for choice in order if always else reversed(order):
-        if choice in offered:
-            return PermissionAnswer(choice)
-    return None
-
-
-def _timeout_decision(
-    request: PermissionRequest, choice: TimeoutChoice, reason: PolicyDecider, message: str | None
-) -> Decide | None:
-    answer: Answer | None
-    if choice.allows:
-        wanted = [PermissionChoice.ALLOW_ONCE]
-        if choice is TimeoutChoice.ALLOW_ALWAYS:
-            wanted.insert(0, PermissionChoice.ALLOW_ALWAYS)
-        offered = [c for c in wanted if c in request.options]
-        answer = PermissionAnswer(offered[0]) if offered else None
-    else:
-        answer = _deny_answer(request, always=choice is TimeoutChoice.DENY_ALWAYS)
-    if answer is None:
-        return None
-    text = message or "no answer before the deadline"
-    return Decide(answer=answer, decided_by=reason, message=None if choice.allows else text)
 
 
 def _describe(facts: Facts) -> str:

@@ -25,11 +25,11 @@ from __future__ import annotations
 import typing
 from collections.abc import Iterable, Sequence
 
-from ...pipeline.driver import TOKEN_NAMES
 from ...pipeline.errors import ErrorKind
 from ...pipeline.events import DiagnosticLevel, EventKind, SessionStatus
 from ...pipeline.records import decided_by_from
 from ...pipeline.rules import GUARD_IDS
+from ...pipeline.tokens import TOKEN_NAMES
 from ._families import Families
 from ._labels import DECISIONS, OUTCOMES, REQUEST_KINDS, TOOL_KINDS, decided_by_label
 from ._store import Counter, Family, Gauge, Histogram

@@ -44,7 +44,6 @@ from typing import Any
 import attrs
 import orjson
 
-from ...pipeline.driver import TOKEN_NAMES, TokenCount
 from ...pipeline.events import (
     ConfigOption,
     ContextUsage,
@@ -61,6 +60,7 @@ from ...pipeline.events import (
     stop_from_wire,
     tag_of,
 )
+from ...pipeline.tokens import TOKEN_NAMES, TokenCount
 
 __all__ = [
     "AwaitAnswer",

@@ -235,3 +235,14 @@ def test_every_module_architecture_md_names_exists() -> None:
     named = set(re.findall(r"\b(?:pipeline|actors|sources|sinks)/[\w./-]*", text))
     missing = [name for name in sorted(named) if not (ROOT / name.rstrip(".,")).exists()]
     assert len(named) > 20 and missing == []
+
+
+def test_every_module_stays_under_400_lines() -> None:
+    """A module that grows past 400 lines holds more than one thing: split it."""
+    long = [
+        f"{path.relative_to(ROOT)}: {lines}"
+        for folder in ("pipeline", "actors", "sources", "sinks")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if (lines := len(path.read_text().splitlines())) >= 400
+    ]
+    assert long == []
