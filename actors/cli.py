@@ -46,6 +46,7 @@ from ._cli_commands import (
 )
 from ._cli_errors import EXIT_CODES_HELP, guarded
 from ._cli_inputs import shipped_scripts
+from ._collector import tune_collector
 from ._config import CONFIG_HELP, load_serve_defaults
 
 __all__ = ["main", "run_async", "version"]  # run_async: for `_agents_cli`
@@ -268,6 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`corral ...`; the status to exit with (see EXIT_CODES_HELP)."""
 
     def run() -> int:
+        tune_collector()
         args = _parse(argv)
         result: int = args.run(args)
         return result

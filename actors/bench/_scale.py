@@ -20,6 +20,7 @@ from ...pipeline.channels import Channel
 from ...pipeline.records import SinkItem
 from ...sinks.transcript import TranscriptSettings
 from ...sources.mock import MockScript, parse_script
+from .._collector import tune_collector
 from ..runtime import Runtime
 from ._scratch import scratch_transcripts
 
@@ -132,6 +133,7 @@ async def _measure(
 
 
 if __name__ == "__main__":
+    tune_collector()  # as in every process of corral's own (`actors/_collector.py`)
     count, per_session, loop_name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     on_ray = sys.argv[4] if len(sys.argv) > 4 else None
     if loop_name == "uvloop":

@@ -34,6 +34,7 @@ from ...pipeline.commands import SessionOptions
 from ...pipeline.errors import CorralError, ErrorKind
 from ...pipeline.events import SessionInfo
 from ...pipeline.records import Closed, SinkItem
+from .._collector import tune_collector
 from .._runtime_open import checked_dir
 from ..runtime import Runtime
 from ._reaper import AgentReaper
@@ -96,6 +97,7 @@ class Outbox:
 
 class SessionHost:
     def __init__(self, runtime_options: Mapping[str, Any]) -> None:
+        tune_collector()  # a host's process is corral's own (`actors/_collector.py`)
         self._runtime_options = runtime_options  # the front's mock, policy, settings
         self._outboxes: dict[str, Outbox] = {}
         self._agents: dict[str, int | None] = {}  # each session's agent process group
