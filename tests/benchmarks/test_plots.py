@@ -180,7 +180,7 @@ def test_without_matplotlib_plot_says_how_to_install_the_extra_in_one_line(
 
 def test_the_committed_charts_are_the_committed_runs() -> None:
     """tests/benchmarks/plots holds the JSON of a run and exactly its charts."""
-    report = read_json(str(COMMITTED / "bench-quick.json"))
+    report = read_json(str(COMMITTED / "bench.json"))
     names = {f"{chart.name}.svg" for chart in charts(report)}
     assert {p.name for p in COMMITTED.glob("*.svg")} == names
     for chart in charts(report):
