@@ -32,6 +32,7 @@ import attrs
 from ...pipeline.driver import ConfigApplied, DriverEvent, InfoChanged
 from ...pipeline.events import ConfigChoice, ConfigOption, ConfigValue
 from .._choices import choice_of, choices_of
+from .._kit.recent import Recent
 
 __all__ = ["MODEL_OPTION", "MODE_OPTION", "Settings"]
 
@@ -77,6 +78,12 @@ def _choices(raw: object) -> tuple[ConfigChoice, ...]:
 
 def config_option(raw: object) -> ConfigOption | None:
     """One ACP config option, or None when it is not one corral can offer."""
+    if isinstance(raw, dict) and raw.get("type") != "boolean":
+        return _select_option(raw)  # a boolean's value is not a string: read it each time
+    return _read_option(raw)
+
+
+def _read_option(raw: object) -> ConfigOption | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
         return None
     category = raw.get("category")
@@ -129,12 +136,17 @@ def _select(
     )
 
 
-def mode_option(raw: object) -> ConfigOption | None:
-    return _select(raw, MODE_OPTION, "Mode", ("availableModes", "id", "currentModeId"))
-
-
-def model_option(raw: object) -> ConfigOption | None:
-    return _select(raw, MODEL_OPTION, "Model", ("availableModels", "modelId", "currentModelId"))
+# Every session of an agent offers the same options; a select option, the modes and
+# the models are read from strings only, so each is remembered (`Recent`).
+_select_option = Recent(_read_option, size=32)
+mode_option = Recent(
+    lambda raw: _select(raw, MODE_OPTION, "Mode", ("availableModes", "id", "currentModeId"))
+)
+model_option = Recent(
+    lambda raw: _select(
+        raw, MODEL_OPTION, "Model", ("availableModels", "modelId", "currentModelId")
+    )
+)
 
 
 def _has(options: Mapping[str, ConfigOption], option_id: str) -> bool:

@@ -64,6 +64,7 @@ from ...pipeline.events import (
 )
 from ...pipeline.fidelity import DECLINED
 from .._choices import slash_commands
+from .._kit.recent import Recent
 from ._asks import Asks
 from ._frames import raw_diagnostic
 from ._notices import Compactions, notice
@@ -123,6 +124,10 @@ def _plan_entries(raw_entries: object) -> PlanUpdated:
 def _input_hint(command: dict[str, Any]) -> object:
     hint = command.get("input")
     return hint.get("hint") if isinstance(hint, dict) else None
+
+
+# The same list comes again and again (each session, and resent within one); only strings count.
+_slash_commands = Recent(lambda raw: slash_commands(raw, _input_hint))
 
 
 def _meta_usage(meta: object, window: tuple[int, int] | None) -> Emitted | None:
@@ -239,7 +244,7 @@ class Translator:
         return [Emitted(kind=_plan_entries(update.get("entries")))]
 
     def _commands(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
-        return [InfoChanged(commands=slash_commands(update.get("availableCommands"), _input_hint))]
+        return [InfoChanged(commands=_slash_commands(update.get("availableCommands")))]
 
     def _mode(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
         return self.settings.mode_changed(update.get("currentModeId"))
