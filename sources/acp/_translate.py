@@ -64,6 +64,7 @@ from ...pipeline.events import (
 )
 from ...pipeline.fidelity import DECLINED
 from .._choices import slash_commands
+from .._kit.quick import text_emitter
 from .._kit.recent import Recent
 from ._asks import Asks
 from ._frames import raw_diagnostic
@@ -90,10 +91,10 @@ _STREAMS = {
     "agent_thought_chunk": "r",
     "user_message_chunk": "u",
 }
-_CHUNKS: dict[str, type[TextDelta] | type[ReasoningDelta] | type[UserMessage]] = {
-    "m": TextDelta,
-    "r": ReasoningDelta,
-    "u": UserMessage,
+_CHUNKS = {  # the bulk of a stream: built the quick way (`_kit/quick.py`)
+    "m": text_emitter(TextDelta),
+    "r": text_emitter(ReasoningDelta),
+    "u": text_emitter(UserMessage),
 }
 
 
@@ -277,7 +278,6 @@ class Translator:
 
     def _chunk(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
         content = update.get("content")
-        stream = _STREAMS[kind]
         if not isinstance(content, dict) or content.get("type") != "text":
             block = content.get("type") if isinstance(content, dict) else None
             return [
@@ -291,8 +291,11 @@ class Translator:
         text = content.get("text")
         if not text or not isinstance(text, str):
             return []
-        message_id = self._message_id(stream, update.get("messageId"))
-        return [Emitted(kind=_CHUNKS[stream](message_id=message_id, text=text))]
+        stream = _STREAMS[kind]
+        given, current = update.get("messageId"), self._stream
+        if given is None and current is not None and current[0] == stream:
+            return [_CHUNKS[stream](current[1], text)]  # the message being written goes on
+        return [_CHUNKS[stream](self._message_id(stream, given), text)]
 
     def _plan_update(self, kind: str, update: Mapping[str, Any]) -> list[DriverEvent]:
         if kind == "plan_removed":
