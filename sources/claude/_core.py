@@ -130,7 +130,13 @@ class ProtocolCore:
         turn = self._turn
         if turn is None or turn.begun:
             return []
-        return self._begin(self._mentions(frame))
+        uuids = frame.get("user_message_uuids")
+        if frame.get("user_message_uuid") != turn.uuid and not (
+            isinstance(uuids, list) and turn.uuid in uuids
+        ):
+            return []  # what `_mentions` lists, tested without making the list
+        turn.begun = True
+        return [TurnBegan()]
 
     def _finish(
         self, stop: StopReason, extensions: dict[str, Any] | None = None

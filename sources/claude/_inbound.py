@@ -91,7 +91,7 @@ class InboundFrames(ProtocolCore):
         if handled is None:
             name = f"stream_event/{event.get('type') if isinstance(event, dict) else None}"
             return [*events, unknown_frame(frame, name)]
-        return events + handled
+        return events + handled if events else handled
 
     def _on_assistant(self, frame: Mapping[str, Any]) -> list[DriverEvent]:
         events = self._begun_by(frame)
