@@ -130,6 +130,30 @@ def message_end(
 
 def user_text(content: Fields) -> str:
     """The text parts of a UserMessage item's `content`, joined."""
+    text = _plain_user_text(content.raw.get("content"))
+    return _checked_user_text(content) if text is None else text
+
+
+def _plain_user_text(pieces: object) -> str | None:
+    """`user_text` of well-formed parts, without the paths; None: read them checked."""
+    if pieces is None:
+        return ""
+    if type(pieces) is not list:
+        return None
+    parts = []
+    for piece in pieces:
+        if type(piece) is not dict:
+            return None
+        kind = piece.get("type")
+        if kind == "text" and type(text := piece.get("text")) is str:
+            parts.append(text)
+        elif kind == "text" or (kind is not None and type(kind) is not str):
+            return None
+    return "\n".join(parts)
+
+
+def _checked_user_text(content: Fields) -> str:
+    """`user_text` with each part's shape checked (a `ShapeError` says what is wrong)."""
     parts = []
     for path, raw in content.array("content", True):
         piece = Fields(raw, path)
@@ -181,14 +205,15 @@ class Tokens:
     def negative(self) -> bool:
         return min(self.input, self.cached, self.cache_write, self.output, self.reasoning) < 0
 
-    def to_extension(self) -> dict[str, int]:
-        return {
-            "input": max(self.input - self.cached, 0),
-            "output": self.output,
-            "cache_read": self.cached,
-            "cache_write": self.cache_write,
-            "reasoning": self.reasoning,
-        }
+    def count(self) -> TokenCount:
+        """Under corral's names (`corral/tokens`): `input` is the uncached input only."""
+        return TokenCount(
+            input=max(self.input - self.cached, 0),
+            output=self.output,
+            cache_read=self.cached,
+            cache_write=self.cache_write,
+            reasoning=self.reasoning,
+        )
 
 
 class UsageMeter:
@@ -227,7 +252,7 @@ class UsageMeter:
 def context_usage(*, used: int, window: int | None, tokens: Tokens, model: str | None) -> Emitted:
     return Emitted(
         kind=ContextUsage(used_tokens=max(used, 0), window_tokens=window),
-        tokens=TokenCount.from_counts(tokens.to_extension()),
+        tokens=tokens.count(),
         model=model or None,
     )
 
