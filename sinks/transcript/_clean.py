@@ -27,6 +27,8 @@ _REMEMBERED = 32
 
 
 class KnownClean:
+    MIN_SIZE = _MIN_SIZE  # a smaller record is never held
+
     def __init__(self) -> None:
         self._digests: dict[bytes, None] = {}  # in the order remembered
 

@@ -20,7 +20,6 @@ Invariants:
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -32,17 +31,11 @@ import orjson
 
 from ...pipeline.events import (
     Event,
-    MessageEnded,
-    ReasoningDelta,
     SystemTime,
-    TextDelta,
-    ToolOutputDelta,
-    ToolUpdated,
     TurnEnded,
     TurnStarted,
 )
 from ...pipeline.records import Closed, Decision, Opened, Prompted, SessionFailed, SinkItem
-from ._clean import KnownClean
 from ._file import (
     FsyncPolicy,
     IoStats,
@@ -54,16 +47,13 @@ from ._file import (
 )
 from ._format import encode_item, footer_record, header_record
 from ._paths import files_of, part_path
-from ._redact import Redaction, Redactor, might_hold_secret
-from ._streams import DeltaRedactor
+from ._redact import Redaction, Redactor
+from ._screen import Screen, Streamed
 from ._usage import Usage
 
 __all__ = ["TranscriptWriter", "WriterSettings"]
 
 Json = dict[str, Any]
-_Streamed = tuple[str, Redaction]  # a delta's redacted text, and what was masked in it
-# A stream's id comes with each of its deltas: check each id once.
-_suspect_id = functools.lru_cache(maxsize=4096)(might_hold_secret)
 
 
 @attrs.frozen(kw_only=True)
@@ -117,9 +107,7 @@ class TranscriptWriter:
         self._source = source
         self._now = now
         self._header: Json | None = None
-        known = () if settings.redactor is None else settings.redactor.known
-        self._deltas = DeltaRedactor(known=known)
-        self._clean = KnownClean()
+        self._screen = None if settings.redactor is None else Screen(settings.redactor)
         self._lock = threading.Lock()  # a cancelled sink may abandon while a write runs
         self._stats = IoStats()  # kept across rotation
         self._file = self._line_file(path)
@@ -142,7 +130,7 @@ class TranscriptWriter:
             return
         redactor = redactor.knowing(values)
         self.settings = attrs.evolve(self.settings, redactor=redactor)
-        self._deltas = DeltaRedactor(known=redactor.known)
+        self._screen = Screen(redactor)  # what it found clean may hold these
 
     def take_io(self) -> tuple[int, list[float]]:
         """Bytes written and fsync durations since the last call (for the metrics)."""
@@ -152,11 +140,14 @@ class TranscriptWriter:
     # ---- encoding ---------------------------------------------------------------
 
     def _item_line(
-        self, item: Event | Decision | SessionFailed | Prompted, streamed: _Streamed | None
+        self,
+        item: Event | Decision | SessionFailed | Prompted,
+        streamed: Streamed | None,
+        scanned: bool | None,
     ) -> tuple[bytes, int]:
         """One record's line and how many secrets were replaced in it."""
         if isinstance(item, Event):
-            return self._event_line(item, streamed)
+            return self._event_line(item, streamed, scanned)
         return self._line(encode_item(item))
 
     def _line(self, record: Json, found: Redaction | None = None) -> tuple[bytes, int]:
@@ -169,81 +160,30 @@ class TranscriptWriter:
             record["redacted"] = redaction.mark()
         return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE), redaction.total
 
-    def _event_line(self, event: Event, redacted: _Streamed | None) -> tuple[bytes, int]:
+    def _event_line(
+        self, event: Event, redacted: Streamed | None, scanned: bool | None
+    ) -> tuple[bytes, int]:
         """The event's shared encoding (`Event.json`), unless a secret may be in it.
 
-        `redacted`: a delta's text and what was masked in it (`_stream_texts`).
+        `redacted`: a delta's text and what was masked in it (`_stream_texts`);
+        `scanned`: whether the batch's search found it may hold one (`Screen.batch`).
         """
         encoded = event.json()
-        if self.settings.redactor is None:
+        screen = self._screen
+        if screen is None:
             return b'{"event":' + encoded + b"}\n", 0
-        text, streamed = (None, Redaction()) if redacted is None else redacted
-        if not streamed.total and not self._may_hold_more(event, text, encoded):
-            return b'{"event":' + encoded + b"}\n", 0
-        if text is None and self._clean.holds(encoded):
+        text, streamed = (None, None) if redacted is None else redacted
+        if (streamed is None or not streamed.total) and not (
+            scanned if scanned is not None else screen.may_hold_more(event, text, encoded)
+        ):
             return b'{"event":' + encoded + b"}\n", 0
         record: Json = {"event": event.to_wire()}
         if text is not None:
             next(iter(record["event"]["kind"].values()))["text"] = text
         line, found = self._line(record, streamed)
         if text is None and not found:
-            self._clean.remember(encoded)
+            screen.remember(encoded)
         return line, found
-
-    def _may_hold_more(self, event: Event, text: str | None, encoded: bytes) -> bool:
-        """Whether anything in the event besides a delta's text may hold a secret.
-
-        Most events are deltas: their text was checked (`_stream_texts`),
-        and the rest is corral's own fields plus two ids, quicker to check
-        than the whole encoding.
-        """
-        match event.kind:
-            case (
-                TextDelta(message_id=stream)
-                | ReasoningDelta(message_id=stream)
-                | ToolOutputDelta(tool_id=stream)
-            ) if text is not None and not event.extensions:
-                turn = event.turn_info
-                parent = None if turn is None else turn.parent_tool_id
-                return _suspect_id(stream) or (parent is not None and _suspect_id(parent))
-        redactor = self.settings.redactor
-        assert redactor is not None
-        return redactor.might_need_redaction(encoded)
-
-    def _stream_texts(self, items: Sequence[SinkItem]) -> dict[int, _Streamed]:
-        """The batch's deltas' texts (by index), redacted knowing their streams' recent
-        text (`_streams.py`); a stream's deltas in the batch are searched together."""
-        runs: dict[str, list[tuple[int, str]]] = {}
-        texts: dict[int, _Streamed] = {}
-        for index, item in enumerate(items):
-            if not isinstance(item, Event):
-                continue
-            match item.kind:
-                case (
-                    TextDelta(message_id=stream, text=text)
-                    | ReasoningDelta(message_id=stream, text=text)
-                    | ToolOutputDelta(tool_id=stream, text=text)
-                ):
-                    runs.setdefault(stream, []).append((index, text))
-                case MessageEnded(message_id=stream):
-                    self._redact_run(stream, runs.pop(stream, []), texts)
-                    self._deltas.end(stream)
-                case ToolUpdated(tool=tool) if tool.status.finished:
-                    self._redact_run(tool.id, runs.pop(tool.id, []), texts)
-                    self._deltas.end(tool.id)
-        for stream, run in runs.items():
-            self._redact_run(stream, run, texts)
-        return texts
-
-    def _redact_run(
-        self, stream: str, run: list[tuple[int, str]], texts: dict[int, _Streamed]
-    ) -> None:
-        if not run:
-            return
-        founds = [Redaction() for _ in run]
-        redacted = self._deltas.redact_run(stream, [text for _, text in run], founds)
-        for (index, _), text, found in zip(run, redacted, founds, strict=True):
-            texts[index] = (text, found)
 
     def _count(self, item: SinkItem, redactions: int) -> None:
         counts = self.counts
@@ -274,7 +214,7 @@ class TranscriptWriter:
     def _write(self, items: Sequence[SinkItem]) -> None:
         pending: list[tuple[SinkItem, bytes, int]] = []
         durable = False
-        streamed = self._stream_texts(items) if self.settings.redactor is not None else {}
+        streamed, scanned = self._screen.batch(items) if self._screen is not None else ({}, {})
         for index, item in enumerate(items):
             if isinstance(item, Opened):
                 self._open(item)
@@ -285,7 +225,7 @@ class TranscriptWriter:
             elif self.failure is not None or self.closed:
                 self.counts.lost += 1
             else:
-                line, found = self._item_line(item, streamed.get(index))
+                line, found = self._item_line(item, streamed.get(index), scanned.get(index))
                 pending.append((item, line, found))
                 if isinstance(item, SessionFailed) or (
                     isinstance(item, Event) and isinstance(item.kind, TurnEnded)

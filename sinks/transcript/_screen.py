@@ -1,0 +1,125 @@
+"""Which of a batch's records may hold a secret, found before any is walked through.
+
+Walking a record (`Redactor.redact`: decode, visit every string, encode
+again) costs far more than checking it, and nearly every record holds
+nothing. So the writer screens each batch first:
+
+- a delta's text is redacted knowing its stream's recent text (`_streams.py`),
+  a stream's deltas in the batch searched together; the rest of a delta is
+  corral's own fields and two ids, each id checked once (`_suspect_id`);
+- the other small records' encodings are searched for hints all at once
+  (`Redactor.suspects`), and only those a hint lands in are checked alone;
+- a large record may be one found clean before (`KnownClean`), quicker to
+  look up than to search again; else it is searched alone.
+
+Only a record found suspect here is walked; one the walk leaves unchanged
+is written from its shared encoding all the same.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from ...pipeline.events import (
+    Event,
+    MessageEnded,
+    ReasoningDelta,
+    TextDelta,
+    ToolOutputDelta,
+    ToolUpdated,
+)
+from ...pipeline.records import SinkItem
+from ._clean import KnownClean
+from ._redact import Redaction, Redactor, might_hold_secret
+from ._streams import DeltaRedactor
+
+__all__ = ["Screen", "Streamed"]
+
+Streamed = tuple[str, Redaction]  # a delta's redacted text, and what was masked in it
+# A stream's id comes with each of its deltas: check each id once.
+_suspect_id = functools.lru_cache(maxsize=4096)(might_hold_secret)
+
+
+class Screen:
+    """One transcript's screening: its streams' recent text, its records known clean."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self._deltas = DeltaRedactor(known=redactor.known)
+        self._clean = KnownClean()
+
+    def batch(self, items: Sequence[SinkItem]) -> tuple[dict[int, Streamed], dict[int, bool]]:
+        """The batch's deltas' texts, and whether each small record may hold a secret
+        (both by index); `may_hold_more` answers for the other events."""
+        streamed = self._stream_texts(items)
+        return streamed, self._scan(items, streamed)
+
+    def may_hold_more(self, event: Event, text: str | None, encoded: bytes) -> bool:
+        """Whether anything in an event `batch` did not scan, besides a delta's text
+        (`text`), may hold a secret."""
+        match event.kind:
+            case (
+                TextDelta(message_id=stream)
+                | ReasoningDelta(message_id=stream)
+                | ToolOutputDelta(tool_id=stream)
+            ) if text is not None and not event.extensions:
+                turn = event.turn_info
+                parent = None if turn is None else turn.parent_tool_id
+                return _suspect_id(stream) or (parent is not None and _suspect_id(parent))
+        if text is None and self._clean.holds(encoded):
+            return False
+        return self.redactor.might_need_redaction(encoded)
+
+    def remember(self, encoded: bytes) -> None:
+        """The walk left this event (no delta) unchanged."""
+        self._clean.remember(encoded)
+
+    def _scan(self, items: Sequence[SinkItem], streamed: dict[int, Streamed]) -> dict[int, bool]:
+        indexes: list[int] = []
+        encoded: list[bytes] = []
+        for index, item in enumerate(items):
+            if isinstance(item, Event) and (index not in streamed or item.extensions):
+                encoding = item.json()
+                if len(encoding) < KnownClean.MIN_SIZE:
+                    indexes.append(index)
+                    encoded.append(encoding)
+        scanned = dict.fromkeys(indexes, False)
+        for suspect in self.redactor.suspects(encoded):
+            scanned[indexes[suspect]] = True
+        return scanned
+
+    def _stream_texts(self, items: Sequence[SinkItem]) -> dict[int, Streamed]:
+        """The batch's deltas' texts (by index), redacted knowing their streams' recent
+        text (`_streams.py`); a stream's deltas in the batch are searched together."""
+        runs: dict[str, list[tuple[int, str]]] = {}
+        texts: dict[int, Streamed] = {}
+        for index, item in enumerate(items):
+            if not isinstance(item, Event):
+                continue
+            match item.kind:
+                case (
+                    TextDelta(message_id=stream, text=text)
+                    | ReasoningDelta(message_id=stream, text=text)
+                    | ToolOutputDelta(tool_id=stream, text=text)
+                ):
+                    runs.setdefault(stream, []).append((index, text))
+                case MessageEnded(message_id=stream):
+                    self._redact_run(stream, runs.pop(stream, []), texts)
+                    self._deltas.end(stream)
+                case ToolUpdated(tool=tool) if tool.status.finished:
+                    self._redact_run(tool.id, runs.pop(tool.id, []), texts)
+                    self._deltas.end(tool.id)
+        for stream, run in runs.items():
+            self._redact_run(stream, run, texts)
+        return texts
+
+    def _redact_run(
+        self, stream: str, run: list[tuple[int, str]], texts: dict[int, Streamed]
+    ) -> None:
+        if not run:
+            return
+        founds = [Redaction() for _ in run]
+        redacted = self._deltas.redact_run(stream, [text for _, text in run], founds)
+        for (index, _), text, found in zip(run, redacted, founds, strict=True):
+            texts[index] = (text, found)
