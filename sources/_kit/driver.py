@@ -146,6 +146,11 @@ class JsonRpcDriver(abc.ABC, Generic[F]):
     async def _translate(self, item: F) -> list[DriverEvent]:
         """One agent frame (or wire problem) in, its events out."""
 
+    def _translate_now(self, item: F) -> list[DriverEvent] | None:
+        """The events of a frame that needs no waiting (the bulk of a stream), else None
+        and `_translate` takes it: a coroutine per frame costs more than most frames."""
+        return None
+
     @abc.abstractmethod
     async def send(self, command: DriverCommand) -> None:
         """The engine's command onto the wire; never waits on the agent."""
@@ -228,9 +233,12 @@ class JsonRpcDriver(abc.ABC, Generic[F]):
     async def _deliver_batch(self, items: Sequence[Local | F], events_out: EventSink) -> None:
         """A batch of frames in, their events out as one batch (in order)."""
         events: list[DriverEvent] = []
+        now = self._translate_now
         for item in items:
             if isinstance(item, Local):
                 events.extend(item.events)
+            elif (done := now(item)) is not None:
+                events.extend(done)
             else:
                 events.extend(await self._translate(item))
         telemetry = self._telemetry

@@ -247,6 +247,11 @@ class AcpDriver(JsonRpcDriver[_Item]):
             await self._deliver(item, events_out)
         await super().run(events_out)
 
+    def _translate_now(self, item: _Item) -> list[driver.DriverEvent] | None:
+        if type(item) is RpcNotification:  # the bulk of a stream, translated without a wait
+            return self._translator.notification(item.method, item.params)
+        return None
+
     async def _translate(self, item: _Item) -> list[driver.DriverEvent]:
         translator = self._translator
         match item:  # the bulk of a stream first: each case missed is a class check

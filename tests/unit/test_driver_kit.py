@@ -318,3 +318,19 @@ async def test_every_json_rpc_source_labels_a_problem_by_its_kind(
         (event,) = await driver._translate(problem)
         assert isinstance(event, Emitted), type(driver).__name__
         assert event.problem == kind.value, type(driver).__name__
+
+
+async def test_acp_translates_a_notification_now_as_its_translate_would(tmp_path: object) -> None:
+    (acp, *_) = _providers(_spec(tmp_path))
+    (general, *_) = _providers(_spec(tmp_path))
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}
+    notes = [
+        RpcNotification("session/update", {"sessionId": "s", "update": chunk}),
+        RpcNotification("session/update", {"sessionId": "s", "update": {"sessionUpdate": "?"}}),
+        RpcNotification("x/other", None),
+    ]
+    delivered = _Events()
+    await acp._deliver_batch(notes, delivered)
+    translated = [event for note in notes for event in await general._translate(note)]
+    assert delivered.events == translated and len(translated) == 3
+    assert acp._translate_now(WireProblem(kind=ProblemKind.BAD_SHAPE, reason="r")) is None
