@@ -47,6 +47,8 @@ def as_str(data: Json, key: str, default: str = "") -> str:
 
 def as_int(data: Json, key: str) -> int | None:
     value = data.get(key)
+    if type(value) is int:  # what the decoder makes: the common case, the cheapest test
+        return value
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -120,7 +122,8 @@ class NormalizerState:
         self, event: Json, fallback: int, extensions: dict[str, Any], model: str | None = None
     ) -> Emitted:
         current, limit = self._window if self._window is not None else (fallback, None)
-        tokens = TokenCount.from_counts(self._prompt.tokens) if self._prompt.tokens else None
+        counts = self._prompt.tokens  # ints under corral's names (`_assistant_usage`)
+        tokens = TokenCount(**counts) if counts else None
         kind = ContextUsage(used_tokens=current, window_tokens=limit)
         return self._emit(event, kind, extensions, tokens=tokens, model=model)
 

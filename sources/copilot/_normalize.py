@@ -76,7 +76,7 @@ from ...pipeline.events import (
     TextDelta,
     UserMessage,
 )
-from ._base import RAW_KEY, Json, Prompt, as_int, as_str, bad_shape
+from ._base import RAW_KEY, Json, Prompt, as_int, as_str, bad_shape, is_map
 from ._known import SCHEMA_EVENT_TYPES
 from ._session_events import SESSION_HANDLERS, SessionEvents, quota_usage
 from ._session_notes import NOTES, Note
@@ -187,7 +187,7 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
         out = self._ended(event, message_id, as_str(data, "content"), TextDelta)
         requests = data.get("toolRequests")
         for request in requests if isinstance(requests, list) else ():
-            if isinstance(request, Mapping) and as_str(request, "toolCallId") not in self._tools:
+            if is_map(request) and as_str(request, "toolCallId") not in self._tools:
                 out.append(self._requested_tool(event, request))
         return out
 
@@ -225,7 +225,7 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
         if isinstance(cost, int | float) and not isinstance(cost, bool):
             extensions["copilot/cost_multiplier"] = cost  # a billing multiplier, not USD
         copilot_usage = data.get("copilotUsage")
-        if isinstance(copilot_usage, Mapping) and "totalNanoAiu" in copilot_usage:
+        if is_map(copilot_usage) and "totalNanoAiu" in copilot_usage:
             extensions["copilot/nano_aiu"] = copilot_usage["totalNanoAiu"]
         fallback = (as_int(data, "inputTokens") or 0) + (as_int(data, "outputTokens") or 0)
         usage = self._usage(event, fallback, extensions, model=as_str(data, "model"))
@@ -240,7 +240,7 @@ class CopilotNormalizer(ToolEvents, WorkEvents, SessionEvents):
         usage this way (its `assistant.usage` is ephemeral), so transcripts keep
         their tokens. Not in the seed schema; its `usage` is an `assistant.usage`."""
         usage = data.get("usage")
-        if not isinstance(usage, Mapping):
+        if not is_map(usage):
             return [bad_shape(event, "session.usage_record without usage")]
         return self._assistant_usage(event, usage)
 

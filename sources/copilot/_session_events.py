@@ -49,7 +49,7 @@ from ...pipeline.events import (
     UsageWindow,
 )
 from .._timestamps import iso_ns
-from ._base import Json, NormalizerState, as_int, as_str
+from ._base import Json, NormalizerState, as_int, as_str, is_map
 
 __all__ = ["SESSION_HANDLERS", "SessionEvents", "quota_usage"]
 
@@ -63,11 +63,11 @@ def _stamp(raw: object) -> SystemTime | None:
 
 def quota_usage(event: Json, snapshots: object) -> PlanUsage | None:
     """`quotaSnapshots` (quota id -> snapshot) as the plan's usage windows."""
-    if not isinstance(snapshots, Mapping):
+    if not is_map(snapshots):
         return None
     windows = []
     for label, snapshot in sorted(snapshots.items()):
-        remaining = snapshot.get("remainingPercentage") if isinstance(snapshot, Mapping) else None
+        remaining = snapshot.get("remainingPercentage") if is_map(snapshot) else None
         if not isinstance(remaining, int | float) or isinstance(remaining, bool):
             continue
         used = max(0, min(100, round(100 - remaining)))

@@ -19,8 +19,6 @@ frame).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import attrs
 
 from ...pipeline.driver import DriverEvent, Emitted, RequestWithdrawn
@@ -38,7 +36,7 @@ from ...pipeline.events import (
     ToolStatus,
     ToolUpdate,
 )
-from ._base import RAW_KEY, Json, NormalizerState, as_str, bad_shape
+from ._base import RAW_KEY, Json, NormalizerState, as_str, bad_shape, is_map
 from ._tools import named_tool, permission_tool, tool_kind, tool_title
 
 __all__ = ["ToolEvents"]
@@ -87,12 +85,12 @@ class ToolEvents(NormalizerState):
         tool = self._known_tool(as_str(data, "toolCallId"))
         result, error = data.get("result"), data.get("error")
         output: str | None = None
-        if isinstance(result, Mapping):
+        if is_map(result):
             output = as_str(result, "detailedContent") or as_str(result, "content")
-        if data.get("success") is not True and isinstance(error, Mapping):
+        if data.get("success") is not True and is_map(error):
             output = as_str(error, "message") or output
         status = ToolStatus.COMPLETED if data.get("success") is True else ToolStatus.FAILED
-        code = as_str(error, "code") if isinstance(error, Mapping) else ""
+        code = as_str(error, "code") if is_map(error) else ""
         extensions = {"copilot/error_code": code} if code else {}
         return [self._tool(event, attrs.evolve(tool, status=status, output=output), extensions)]
 
@@ -138,7 +136,7 @@ class ToolEvents(NormalizerState):
 
     def _permission_requested(self, event: Json, data: Json) -> list[DriverEvent]:
         request_id, prompt = as_str(data, "requestId"), data.get("permissionRequest")
-        if not isinstance(prompt, Mapping):
+        if not is_map(prompt):
             return [bad_shape(event, "permission.requested without a permissionRequest")]
         if data.get("resolvedByHook") is True:
             note = Diagnostic(
