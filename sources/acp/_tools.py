@@ -98,23 +98,23 @@ class _Call:
 
 
 def _merge(call: _Call, fields: Mapping[str, Any]) -> None:
-    if isinstance(fields.get("title"), str):
-        call.title = fields["title"]
-    if isinstance(fields.get("kind"), str):
-        call.kind = fields["kind"]
-    if isinstance(fields.get("status"), str):
-        call.status = fields["status"]
-    if isinstance(fields.get("content"), list):
-        call.content = list(fields["content"])
-    if isinstance(fields.get("locations"), list):
-        call.locations = list(fields["locations"])
+    if isinstance(title := fields.get("title"), str):
+        call.title = title
+    if isinstance(kind := fields.get("kind"), str):
+        call.kind = kind
+    if isinstance(status := fields.get("status"), str):
+        call.status = status
+    if isinstance(content := fields.get("content"), list):
+        call.content = list(content)
+    if isinstance(locations := fields.get("locations"), list):
+        call.locations = list(locations)
     raw_input = fields.get("rawInput")
     if isinstance(raw_input, dict) and isinstance(call.raw_input, dict):
         call.raw_input = {**call.raw_input, **raw_input}  # a permission's view may be partial
     elif raw_input is not None:
         call.raw_input = raw_input
-    if "rawOutput" in fields and fields["rawOutput"] is not None:
-        call.raw_output = fields["rawOutput"]
+    if (raw_output := fields.get("rawOutput")) is not None:
+        call.raw_output = raw_output
     name = _tool_name(fields)
     if name is not None:
         call.name = name
@@ -203,7 +203,7 @@ def _terminal_output(call: _Call, terminal_id: str, terminal_text: TerminalText)
 
 def _output(call: _Call, terminal_text: TerminalText) -> str | None:
     texts = []
-    shown = set()
+    shown: set[str] = set()
     for block in call.content:
         if not isinstance(block, dict):
             continue
@@ -213,8 +213,9 @@ def _output(call: _Call, terminal_text: TerminalText) -> str | None:
             shown.add(terminal_id)
             if output := _terminal_output(call, terminal_id, terminal_text):
                 texts.append(output)
-    for gone in set(call.terminal_texts) - shown:
-        del call.terminal_texts[gone]
+    if call.terminal_texts:
+        for gone in set(call.terminal_texts) - shown:
+            del call.terminal_texts[gone]
     if texts:
         return "\n".join(texts)
     raw = call.raw_output
@@ -228,6 +229,8 @@ def _output(call: _Call, terminal_text: TerminalText) -> str | None:
 
 
 def _diffs(call: _Call) -> tuple[FileDiff, ...]:
+    if not call.content:
+        return ()
     diffs = []
     for block in call.content:
         if not isinstance(block, dict) or block.get("type") != "diff":
@@ -252,7 +255,11 @@ def _status(call: _Call) -> ToolStatus:
 
 def render(call: _Call, terminal_text: TerminalText = _no_terminals) -> ToolUpdate:
     kind = _KINDS.get(call.kind or "other", ToolKind.OTHER)
-    locations = tuple(loc for raw in call.locations if (loc := _location(raw)) is not None)
+    locations = (
+        tuple(loc for raw in call.locations if (loc := _location(raw)) is not None)
+        if call.locations
+        else ()
+    )
     raw = None
     if call.raw_input is not None or call.name is not None:
         raw = RawTool(name=call.name or call.title or call.kind or "tool", input=call.raw_input)
@@ -288,7 +295,9 @@ class ToolBook:
         tool_id = fields.get("toolCallId")
         if not isinstance(tool_id, str):
             return None
-        call = self._calls.setdefault(tool_id, _Call(id=tool_id))
+        call = self._calls.get(tool_id)
+        if call is None:
+            call = self._calls[tool_id] = _Call(id=tool_id)
         _merge(call, fields)
         return self._render(call)
 
