@@ -50,6 +50,7 @@ from ...pipeline.events import (
     ToolUpdate,
     UrlInput,
 )
+from .._snapshots import tool_ended
 
 __all__ = ["PLAN_TOOL", "finished_tool", "plan_from_todos", "started_tool", "tool_output"]
 
@@ -247,11 +248,11 @@ def file_diffs(result: object) -> tuple[FileDiff, ...]:
 def finished_tool(started: ToolUpdate, block: JsonMap, structured: object) -> ToolUpdate:
     """The final snapshot: a `tool_result` block completes (or fails) the call."""
     failed = bool(block.get("is_error"))
-    return attrs.evolve(
+    return tool_ended(
         started,
-        status=ToolStatus.FAILED if failed else ToolStatus.COMPLETED,
-        output=tool_output(block.get("content")),
-        diffs=() if failed else file_diffs(structured),
+        ToolStatus.FAILED if failed else ToolStatus.COMPLETED,
+        tool_output(block.get("content")),
+        () if failed else file_diffs(structured),
     )
 
 

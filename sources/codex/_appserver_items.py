@@ -31,6 +31,7 @@ from ...pipeline.events import (
     ToolUpdated,
     UserMessage,
 )
+from .._snapshots import tool_ended
 from ._common import diagnostic, message_end, unknown_frame, user_text
 from ._items import file_changes, tool_update
 
@@ -83,9 +84,7 @@ class ItemTracker:
         ended: list[DriverEvent] = []
         for tool_id, tool in self._tools.items():
             output = self._outputs.pop(tool_id, None)
-            snapshot = attrs.evolve(
-                tool, status=status, output=output.value() if output else tool.output
-            )
+            snapshot = tool_ended(tool, status, output.value() if output else tool.output)
             ended.append(Emitted(kind=ToolUpdated(snapshot)))
         self._tools.clear()
         return ended

@@ -27,8 +27,6 @@ import binascii
 import codecs
 import shlex
 
-import attrs
-
 from ...pipeline.driver import DriverEvent, Emitted
 from ...pipeline.events import (
     CommandInput,
@@ -46,6 +44,7 @@ from ...pipeline.events import (
     ToolUpdated,
     UrlInput,
 )
+from .._snapshots import tool_ended
 from ._items import FileChanges, edit_title, mcp_content_text
 
 __all__ = [
@@ -184,7 +183,7 @@ class ToolBook:
         ended: list[DriverEvent] = []
         for tool_id, tool in list(self._live.items()):
             output = self._outputs.get(tool_id) or tool.output
-            ended += self._show(attrs.evolve(tool, status=status, output=output))
+            ended += self._show(tool_ended(tool, status, output))
         return ended
 
     # ---- commands ------------------------------------------------------------------
@@ -211,7 +210,7 @@ class ToolBook:
         )
         exit_code = payload.raw.get("exit_code")
         status = ToolStatus.COMPLETED if exit_code == 0 else ToolStatus.FAILED
-        return self._show(attrs.evolve(begun, status=status, output=output or None))
+        return self._show(tool_ended(begun, status, output or None))
 
     def command_item(self, item: Fields) -> list[DriverEvent]:
         """A `CommandExecution` turn item (rollouts of newer Codex versions)."""
@@ -250,7 +249,7 @@ class ToolBook:
         else:
             status = _STATUS.get(payload.opt_string("status") or "", ToolStatus.COMPLETED)
         output = (payload.opt_string("stdout") or "") + (payload.opt_string("stderr") or "")
-        return self._show(attrs.evolve(tool, status=status, output=output or None))
+        return self._show(tool_ended(tool, status, output or None))
 
     # ---- MCP, search, images, dynamic tools, subagents -----------------------------
 

@@ -36,6 +36,7 @@ from ...pipeline.events import (
     ToolStatus,
     ToolUpdate,
 )
+from .._snapshots import tool_ended
 from ._base import RAW_KEY, Json, NormalizerState, as_str, bad_shape, is_map
 from ._tools import named_tool, permission_tool, tool_kind, tool_title
 
@@ -92,7 +93,7 @@ class ToolEvents(NormalizerState):
         status = ToolStatus.COMPLETED if data.get("success") is True else ToolStatus.FAILED
         code = as_str(error, "code") if is_map(error) else ""
         extensions = {"copilot/error_code": code} if code else {}
-        return [self._tool(event, attrs.evolve(tool, status=status, output=output), extensions)]
+        return [self._tool(event, tool_ended(tool, status, output), extensions)]
 
     def _subagent_started(self, event: Json, data: Json) -> list[DriverEvent]:
         tool_id = as_str(data, "toolCallId")

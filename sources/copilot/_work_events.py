@@ -38,6 +38,7 @@ from ...pipeline.events import (
     ToolUpdate,
     ToolUpdated,
 )
+from .._snapshots import tool_ended
 from ._base import Json, NormalizerState, as_str
 from ._tools import named_tool, tool_kind
 
@@ -112,7 +113,7 @@ class WorkEvents(NormalizerState):
         if not ok and isinstance(error, Mapping):
             output = as_str(error, "message") or output
         status = ToolStatus.COMPLETED if ok else ToolStatus.FAILED
-        return [self._emit_tool(event, attrs.evolve(known, status=status, output=output))]
+        return [self._emit_tool(event, tool_ended(known, status, output))]
 
     def _hook_progress(self, event: Json, data: Json) -> list[DriverEvent]:
         message = as_str(data, "message")
