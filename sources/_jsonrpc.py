@@ -183,14 +183,14 @@ class JsonRpcPeer:
         if self._telemetry.records_wire:
             self._record_in(decoded)
         for item in decoded:
-            if isinstance(item, NotJson | Oversized):
+            if not isinstance(item, dict):  # the decoder's NotJson or Oversized
                 unread = unreadable_request_id(item.prefix) if isinstance(item, NotJson) else None
                 batch.append(WireProblem.from_decoder(item, unread))
                 continue
             method = item.get("method")
             if isinstance(method, str):
-                if "id" in item and item["id"] is not None:
-                    batch.append(RpcRequest(item["id"], method, item.get("params"), size))
+                if (request_id := item.get("id")) is not None:
+                    batch.append(RpcRequest(request_id, method, item.get("params"), size))
                 else:
                     batch.append(RpcNotification(method, item.get("params"), size))
                 continue
