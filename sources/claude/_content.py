@@ -190,10 +190,10 @@ class Content:
         meta: bool = False,
     ) -> list[DriverEvent]:
         """A user-role message that is not one of our prompts."""
-        if isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-        ):
-            return self._tool_results(content, structured, parent)
+        if isinstance(content, list):
+            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if results:
+                return self._tool_results(results, structured, parent)
         text = user_text(content)
         if text is None or meta or text.startswith(_SILENT_PREFIXES):
             return []
@@ -204,10 +204,9 @@ class Content:
         return [_emit(UserMessage(message_id=message_id, text=text), parent)]
 
     def _tool_results(
-        self, content: list[Any], structured: object, parent: str | None
+        self, results: list[dict[str, Any]], structured: object, parent: str | None
     ) -> list[DriverEvent]:
         events: list[DriverEvent] = []
-        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
         for block in results:
             tool_id = block.get("tool_use_id")
             if not isinstance(tool_id, str) or tool_id in self._plan_tools:
