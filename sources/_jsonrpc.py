@@ -214,11 +214,14 @@ class JsonRpcPeer:
         the lines (one message per line), else re-encoded."""
         decoder = self._decoder
         kept = decoder.raw_lines if isinstance(decoder, JsonLinesDecoder) else None
-        lines = [
-            orjson.dumps(item) if kept is None else kept[index]
-            for index, item in enumerate(decoded)
-            if isinstance(item, dict)
-        ]
+        if kept is not None and all(map(dict.__instancecheck__, decoded)):
+            lines = kept  # no problem among them (the usual read): every line, as read
+        else:
+            lines = [
+                orjson.dumps(item) if kept is None else kept[index]
+                for index, item in enumerate(decoded)
+                if isinstance(item, dict)
+            ]
         if lines:
             self._telemetry.wire_lines("in", lines)
 

@@ -334,3 +334,27 @@ async def test_acp_translates_a_notification_now_as_its_translate_would(tmp_path
     translated = [event for note in notes for event in await general._translate(note)]
     assert delivered.events == translated and len(translated) == 3
     assert acp._translate_now(WireProblem(kind=ProblemKind.BAD_SHAPE, reason="r")) is None
+
+
+class _Recorder(_Counts):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[tuple[str, bytes]] = []
+
+    def wire_lines(self, session_id: str, direction: str, lines: Sequence[bytes]) -> None:
+        self.lines += [(direction, line) for line in lines]
+
+
+async def test_the_wire_recording_keeps_each_message_as_read_and_no_problem() -> None:
+    from corral.pipeline.channels import Channel
+
+    recorder = _Recorder()
+    telemetry = SessionTelemetry([recorder], "s1", "kit-agent")
+    clean = _notification("a") + _notification("b")  # a read with no problem in it
+    mixed = b"not json\n" + _notification("c") + b"[1]\n" + _notification("d")
+    incoming: Channel[Incoming] = Channel(16, name="incoming")
+    process = cast(AgentProcess, _Lines(clean, mixed))
+    await JsonRpcPeer(process, telemetry=telemetry).pump(incoming)
+    assert [item async for item in incoming][-1] == RpcNotification("n", {"t": "d"})
+    wanted = [_notification(text).rstrip(b"\n") for text in "abcd"]
+    assert recorder.lines == [("in", line) for line in wanted]
