@@ -13,7 +13,11 @@ and those two lives here:
   their order against the agent's frames matters, behind them;
 - `handshake`: the one error for an agent that exits during its handshake;
 - `driver`: `JsonRpcDriver`, which owns the process, the pump, the inbox,
-  the reading loop and the stop.
+  the reading loop and the stop (a frame that needs no waiting, the bulk
+  of a stream, is translated without a coroutine: `_translate_now`);
+- `recent`: a reading of decoded JSON remembered for the last few values
+  (the lists agents resend: slash commands, modes, models, options);
+- `quick`: a text chunk's `Emitted` built with the least Python.
 
 The modules are imported by path (`from .._kit.driver import ...`): this
 package imports nothing itself, so `_jsonrpc` can build on `problems`
