@@ -28,6 +28,7 @@ from ...pipeline.events import (
     TextDelta,
     ToolOutputDelta,
     ToolUpdated,
+    TurnContext,
 )
 from ...pipeline.records import SinkItem
 from ._clean import KnownClean
@@ -50,50 +51,13 @@ class Screen:
         self._clean = KnownClean()
 
     def batch(self, items: Sequence[SinkItem]) -> tuple[dict[int, Streamed], dict[int, bool]]:
-        """The batch's deltas' texts, and whether each small record may hold a secret
-        (both by index); `may_hold_more` answers for the other events."""
-        streamed = self._stream_texts(items)
-        return streamed, self._scan(items, streamed)
-
-    def may_hold_more(self, event: Event, text: str | None, encoded: bytes) -> bool:
-        """Whether anything in an event `batch` did not scan, besides a delta's text
-        (`text`), may hold a secret."""
-        match event.kind:
-            case (
-                TextDelta(message_id=stream)
-                | ReasoningDelta(message_id=stream)
-                | ToolOutputDelta(tool_id=stream)
-            ) if text is not None and not event.extensions:
-                turn = event.turn_info
-                parent = None if turn is None else turn.parent_tool_id
-                return _suspect_id(stream) or (parent is not None and _suspect_id(parent))
-        if text is None and self._clean.holds(encoded):
-            return False
-        return self.redactor.might_need_redaction(encoded)
-
-    def remember(self, encoded: bytes) -> None:
-        """The walk left this event (no delta) unchanged."""
-        self._clean.remember(encoded)
-
-    def _scan(self, items: Sequence[SinkItem], streamed: dict[int, Streamed]) -> dict[int, bool]:
-        indexes: list[int] = []
-        encoded: list[bytes] = []
-        for index, item in enumerate(items):
-            if isinstance(item, Event) and (index not in streamed or item.extensions):
-                encoding = item.json()
-                if len(encoding) < KnownClean.MIN_SIZE:
-                    indexes.append(index)
-                    encoded.append(encoding)
-        scanned = dict.fromkeys(indexes, False)
-        for suspect in self.redactor.suspects(encoded):
-            scanned[indexes[suspect]] = True
-        return scanned
-
-    def _stream_texts(self, items: Sequence[SinkItem]) -> dict[int, Streamed]:
-        """The batch's deltas' texts (by index), redacted knowing their streams' recent
-        text (`_streams.py`); a stream's deltas in the batch are searched together."""
+        """The batch's deltas' redacted texts, and whether each event may hold a secret,
+        both by index. An event with no verdict is large: `may_hold_more` decides."""
         runs: dict[str, list[tuple[int, str]]] = {}
         texts: dict[int, Streamed] = {}
+        suspect: dict[int, bool] = {}
+        indexes: list[int] = []
+        encoded: list[bytes] = []
         for index, item in enumerate(items):
             if not isinstance(item, Event):
                 continue
@@ -104,22 +68,63 @@ class Screen:
                     | ToolOutputDelta(tool_id=stream, text=text)
                 ):
                     runs.setdefault(stream, []).append((index, text))
+                    if not item.extensions:  # the rest is corral's fields and two ids
+                        suspect[index] = _suspect_ids(stream, item.turn_info)
+                        continue
                 case MessageEnded(message_id=stream):
-                    self._redact_run(stream, runs.pop(stream, []), texts)
-                    self._deltas.end(stream)
+                    self._end(stream, runs.pop(stream, []), texts, suspect)
                 case ToolUpdated(tool=tool) if tool.status.finished:
-                    self._redact_run(tool.id, runs.pop(tool.id, []), texts)
-                    self._deltas.end(tool.id)
+                    self._end(tool.id, runs.pop(tool.id, []), texts, suspect)
+            encoding = item.json()
+            if len(encoding) < KnownClean.MIN_SIZE:
+                indexes.append(index)
+                encoded.append(encoding)
         for stream, run in runs.items():
-            self._redact_run(stream, run, texts)
-        return texts
+            self._redact_run(stream, run, texts, suspect)
+        for index in indexes:
+            suspect.setdefault(index, False)  # a delta masked already stays a suspect
+        for found in self.redactor.suspects(encoded):
+            suspect[indexes[found]] = True
+        return texts, suspect
+
+    def may_hold_more(self, event: Event, text: str | None, encoded: bytes) -> bool:
+        """Whether a large event, besides a delta's text (`text`), may hold a secret."""
+        if text is None and self._clean.holds(encoded):
+            return False
+        return self.redactor.might_need_redaction(encoded)
+
+    def remember(self, encoded: bytes) -> None:
+        """The walk left this event (no delta) unchanged."""
+        self._clean.remember(encoded)
+
+    def _end(
+        self,
+        stream: str,
+        run: list[tuple[int, str]],
+        texts: dict[int, Streamed],
+        suspect: dict[int, bool],
+    ) -> None:
+        self._redact_run(stream, run, texts, suspect)
+        self._deltas.end(stream)
 
     def _redact_run(
-        self, stream: str, run: list[tuple[int, str]], texts: dict[int, Streamed]
+        self,
+        stream: str,
+        run: list[tuple[int, str]],
+        texts: dict[int, Streamed],
+        suspect: dict[int, bool],
     ) -> None:
+        """A stream's deltas in the batch, searched together (`_streams.py`)."""
         if not run:
             return
         founds = [Redaction() for _ in run]
         redacted = self._deltas.redact_run(stream, [text for _, text in run], founds)
         for (index, _), text, found in zip(run, redacted, founds, strict=True):
             texts[index] = (text, found)
+            if found.counts:
+                suspect[index] = True
+
+
+def _suspect_ids(stream: str, turn: TurnContext | None) -> bool:
+    parent = None if turn is None else turn.parent_tool_id
+    return _suspect_id(stream) or (parent is not None and _suspect_id(parent))

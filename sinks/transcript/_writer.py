@@ -165,17 +165,15 @@ class TranscriptWriter:
     ) -> tuple[bytes, int]:
         """The event's shared encoding (`Event.json`), unless a secret may be in it.
 
-        `redacted`: a delta's text and what was masked in it (`_stream_texts`);
-        `scanned`: whether the batch's search found it may hold one (`Screen.batch`).
+        `redacted`: a delta's text and what was masked in it; `scanned`: whether
+        the event may hold a secret, if the batch's screening knows (`Screen.batch`).
         """
         encoded = event.json()
         screen = self._screen
         if screen is None:
             return b'{"event":' + encoded + b"}\n", 0
         text, streamed = (None, None) if redacted is None else redacted
-        if (streamed is None or not streamed.total) and not (
-            scanned if scanned is not None else screen.may_hold_more(event, text, encoded)
-        ):
+        if not (scanned if scanned is not None else screen.may_hold_more(event, text, encoded)):
             return b'{"event":' + encoded + b"}\n", 0
         record: Json = {"event": event.to_wire()}
         if text is not None:
@@ -185,24 +183,27 @@ class TranscriptWriter:
             screen.remember(encoded)
         return line, found
 
-    def _count(self, item: SinkItem, redactions: int) -> None:
+    def _count(self, written: Sequence[tuple[SinkItem, bytes, int]]) -> None:
+        """Count records written, with the replacements made in each."""
         counts = self.counts
-        counts.redactions += redactions
-        counts.redacted_records += 1 if redactions else 0
-        match item:
-            case Event(kind=kind, sequence=sequence):
+        usage = self._usage
+        for item, _, redactions in written:
+            if redactions:
+                counts.redactions += redactions
+                counts.redacted_records += 1
+            if isinstance(item, Event):
                 counts.events += 1
-                counts.last_sequence = sequence
-                if isinstance(kind, TurnStarted):
+                counts.last_sequence = item.sequence
+                if isinstance(item.kind, TurnStarted):
                     counts.turns += 1
-                self._usage.add(item)
-                counts.tokens, counts.cost_usd = self._usage.tokens, self._usage.cost_usd
-            case Decision():
+                usage.add(item)
+            elif isinstance(item, Decision):
                 counts.decisions += 1
-            case Prompted():
+            elif isinstance(item, Prompted):
                 counts.prompts += 1
-            case SessionFailed():
+            elif isinstance(item, SessionFailed):
                 counts.errors += 1
+        counts.tokens, counts.cost_usd = usage.tokens, usage.cost_usd
 
     # ---- writing ----------------------------------------------------------------
 
@@ -244,13 +245,11 @@ class TranscriptWriter:
         try:
             self._file.append([line for _, line, _ in pending], durable=durable)
         except TranscriptWriteError as error:
-            for item, _, found in pending[: error.kept_lines]:
-                self._count(item, found)
+            self._count(pending[: error.kept_lines])
             self.counts.lost += len(pending) - error.kept_lines
             self.failure = error
             raise
-        for item, _, found in pending:
-            self._count(item, found)
+        self._count(pending)
         if self._file.size >= self.settings.rotate_bytes:
             self._rotate()
 
