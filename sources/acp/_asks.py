@@ -105,6 +105,7 @@ _CANCELLED = {"outcome": {"outcome": "cancelled"}}
 _ONCE = (PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE)
 # Offered for a command that changes what runs: no mode and no deadline picks it.
 _NOT_AUTOMATIC = (PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE)
+_ALLOWING = tuple(choice for choice in PermissionChoice if choice.allows)
 
 
 class Asks:
@@ -299,17 +300,16 @@ class Asks:
     def recorded_answer(self, rpc_id: object, result: object) -> None:
         """Replay: the recorded wire shows how a request of the agent was answered."""
         for request_id, asked in list(self._open.items()):
-            if (
-                isinstance(asked, OpenCommand | ReadFile | WriteFile | OpenElicit)
-                and asked.rpc_id == rpc_id
-            ):
+            if asked.rpc_id != rpc_id:
+                continue
+            if isinstance(asked, OpenCommand | ReadFile | WriteFile | OpenElicit):
                 del self._open[request_id]  # it was served or refused
-            if not isinstance(asked, OpenPermission) or asked.rpc_id != rpc_id:
+            if not isinstance(asked, OpenPermission):
                 continue
             del self._open[request_id]
             outcome = result.get("outcome") if isinstance(result, dict) else None
             chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
-            allowing = {asked.option_ids.get(c) for c in PermissionChoice if c.allows}
+            allowing = {asked.option_ids.get(choice) for choice in _ALLOWING}
             if chosen is None or chosen not in allowing:
                 self._tools.refuse(asked.tool_id)
             else:
