@@ -90,11 +90,11 @@ class NormalizerState:
 
     def _parent(self, event: Json, agent: object) -> str | None:
         """The tool call `event` belongs under: its sub-agent's, else the legacy field's."""
-        if isinstance(agent, str) and agent in self._agents:
-            return self._agents[agent]
+        if type(agent) is str and (spawner := self._agents.get(agent)) is not None:
+            return spawner
         data = event.get("data")
         legacy = data.get("parentToolCallId") if is_map(data) else None
-        return legacy if isinstance(legacy, str) and legacy else None
+        return legacy if type(legacy) is str and legacy else None
 
     def _asked(
         self, event: Json, request: Request, extensions: Mapping[str, object]
