@@ -126,11 +126,19 @@ _FILTER = _fewest(
     {hint.lower() for hint in (*_HINTS, *_LOWER_HINTS, *_SECRET_KEYS) if hint not in CASED_HINTS}
 )
 # Every record passes the filter, so it searches for all its hints at once (Aho-Corasick):
-# one `in` per hint costs ten times as much on a record of a few hundred bytes.
-_TEXT_FILTER = ahocorasick_rs.AhoCorasick(_FILTER)
-_BYTE_FILTER = ahocorasick_rs.BytesAhoCorasick([hint.encode() for hint in _FILTER])
-_CASED_TEXT_FILTER = ahocorasick_rs.AhoCorasick(list(CASED_HINTS))
-_CASED_BYTE_FILTER = ahocorasick_rs.BytesAhoCorasick([hint.encode() for hint in CASED_HINTS])
+# one `in` per hint costs ten times as much on a record of a few hundred bytes. Leftmost-
+# longest matching finds a hint wherever the standard kind does (the first to start), and
+# lets the automaton skip ahead with a vector prefilter: five times the bytes per second.
+_SEARCH: dict[str, Any] = {
+    "matchkind": ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST,
+    "implementation": ahocorasick_rs.Implementation.DFA,
+}
+_TEXT_FILTER = ahocorasick_rs.AhoCorasick(_FILTER, **_SEARCH)
+_BYTE_FILTER = ahocorasick_rs.BytesAhoCorasick([hint.encode() for hint in _FILTER], **_SEARCH)
+_CASED_TEXT_FILTER = ahocorasick_rs.AhoCorasick(list(CASED_HINTS), **_SEARCH)
+_CASED_BYTE_FILTER = ahocorasick_rs.BytesAhoCorasick(
+    [hint.encode() for hint in CASED_HINTS], **_SEARCH
+)
 
 
 def might_hold_secret(text: str) -> bool:

@@ -17,7 +17,13 @@ import orjson
 import pytest
 from corral.pipeline.events import Diagnostic, DiagnosticLevel, TextDelta, UserMessage
 from corral.sinks.transcript import Redactor
-from corral.sinks.transcript._redact import might_need_redaction
+from corral.sinks.transcript._patterns import CASED_HINTS
+from corral.sinks.transcript._redact import (
+    _FILTER,
+    _bytes_hinted,
+    might_hold_secret,
+    might_need_redaction,
+)
 
 from tests.support.schema import check_line
 
@@ -68,6 +74,19 @@ def test_hints_only_in_plain_keys_make_no_suspect() -> None:
     encoded = _encodings([PLAIN[2]] * 10)
     assert might_need_redaction(encoded[0]) is False
     assert Redactor().suspects(encoded) == []
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_hint_search_finds_a_hint_wherever_one_is(seed: int) -> None:
+    """The filters match leftmost-longest (faster): still any hint, anywhere, is found."""
+    pick = random.Random(seed)
+    pieces = [*_FILTER, *CASED_HINTS, "to", "ke", "n", "sk", "-", " ", "x", "\u00e9"]
+    for _ in range(200):
+        text = "".join(pick.choice(pieces) for _ in range(pick.randrange(0, 12)))
+        lowered = text.lower()
+        expected = any(hint in lowered for hint in _FILTER) or any(h in text for h in CASED_HINTS)
+        assert might_hold_secret(text) is expected, text
+        assert _bytes_hinted(lowered.encode()) is any(hint in lowered for hint in _FILTER)
 
 
 def _lines(path: Path) -> list[dict[str, object]]:
