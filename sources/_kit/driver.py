@@ -241,9 +241,7 @@ class JsonRpcDriver(abc.ABC, Generic[F]):
                 events.extend(done)
             else:
                 events.extend(await self._translate(item))
-        telemetry = self._telemetry
-        for event in events:
-            tally(telemetry, event)
+        tally(self._telemetry, *events)
         if events:
             await events_out.send_batch(events)
 

@@ -64,11 +64,13 @@ class WireProblem:
         return Emitted(kind=note, problem=self.kind, extensions={raw_key: self.raw})
 
 
-def tally(telemetry: SessionTelemetry, event: DriverEvent) -> None:
-    """Count an event that reports a wire problem or an unknown frame."""
-    if not isinstance(event, Emitted):
-        return
-    if event.unknown_frame is not None:
-        telemetry.unknown_frame()
-    if event.problem is not None:
-        telemetry.decode_error(event.problem.value)
+def tally(telemetry: SessionTelemetry, *events: DriverEvent) -> None:
+    """Count the events that report a wire problem or an unknown frame (a batch's in one
+    call: most of a stream reports neither)."""
+    for event in events:
+        if not isinstance(event, Emitted):
+            continue
+        if event.unknown_frame is not None:
+            telemetry.unknown_frame()
+        if event.problem is not None:
+            telemetry.decode_error(event.problem.value)

@@ -91,6 +91,8 @@ def test_tally_counts_problems_and_unknown_frames_once_each() -> None:
     tally(telemetry, unknown)
     tally(telemetry, TurnBegan())
     assert (counts.decode_errors, counts.unknown_frames) == (["bad_shape"], 1)
+    tally(telemetry, TurnBegan(), unknown, problem.event(speaker="X", wire="Y", raw_key="k"))
+    assert (counts.decode_errors, counts.unknown_frames) == (["bad_shape"] * 2, 2)
 
 
 class _Lines:
