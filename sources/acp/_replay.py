@@ -74,10 +74,10 @@ class AcpReplay:
         for item in items:
             if not isinstance(item, dict):  # the decoder's NotJson or Oversized
                 events.append(_problem(WireProblem.from_decoder(item)))
-            elif isinstance(item.get("out"), dict):
-                events += self.sent(item["out"])
-            elif isinstance(item.get("in"), dict):
-                events += self.received(item["in"])
+            elif isinstance(ours := item.get("out"), dict):
+                events += self.sent(ours)
+            elif isinstance(theirs := item.get("in"), dict):
+                events += self.received(theirs)
             else:
                 problem = WireProblem(
                     kind=ProblemKind.BAD_SHAPE,
