@@ -61,20 +61,22 @@ class Screen:
         for index, item in enumerate(items):
             if not isinstance(item, Event):
                 continue
-            match item.kind:
-                case (
-                    TextDelta(message_id=stream, text=text)
-                    | ReasoningDelta(message_id=stream, text=text)
-                    | ToolOutputDelta(tool_id=stream, text=text)
-                ):
-                    runs.setdefault(stream, []).append((index, text))
-                    if not item.extensions:  # the rest is corral's fields and two ids
-                        suspect[index] = _suspect_ids(stream, item.turn_info)
-                        continue
-                case MessageEnded(message_id=stream):
-                    self._end(stream, runs.pop(stream, []), texts, suspect)
-                case ToolUpdated(tool=tool) if tool.status.finished:
-                    self._end(tool.id, runs.pop(tool.id, []), texts, suspect)
+            kind = item.kind
+            stream: str | None = None
+            # Exact classes (none has subclasses): quicker to compare than `isinstance`.
+            if type(kind) is TextDelta or type(kind) is ReasoningDelta:
+                stream, text = kind.message_id, kind.text
+            elif type(kind) is ToolOutputDelta:
+                stream, text = kind.tool_id, kind.text
+            elif type(kind) is MessageEnded:
+                self._end(kind.message_id, runs.pop(kind.message_id, []), texts, suspect)
+            elif type(kind) is ToolUpdated and kind.tool.status.finished:
+                self._end(kind.tool.id, runs.pop(kind.tool.id, []), texts, suspect)
+            if stream is not None:
+                runs.setdefault(stream, []).append((index, text))
+                if not item.extensions:  # the rest is corral's fields and two ids
+                    suspect[index] = _suspect_ids(stream, item.turn_info)
+                    continue
             encoding = item.json()
             if len(encoding) < KnownClean.MIN_SIZE:
                 indexes.append(index)

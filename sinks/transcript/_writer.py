@@ -139,17 +139,6 @@ class TranscriptWriter:
 
     # ---- encoding ---------------------------------------------------------------
 
-    def _item_line(
-        self,
-        item: Event | Decision | SessionFailed | Prompted,
-        streamed: Streamed | None,
-        scanned: bool | None,
-    ) -> tuple[bytes, int]:
-        """One record's line and how many secrets were replaced in it."""
-        if isinstance(item, Event):
-            return self._event_line(item, streamed, scanned)
-        return self._line(encode_item(item))
-
     def _line(self, record: Json, found: Redaction | None = None) -> tuple[bytes, int]:
         redactor = self.settings.redactor
         if redactor is None:
@@ -217,7 +206,11 @@ class TranscriptWriter:
         durable = False
         streamed, scanned = self._screen.batch(items) if self._screen is not None else ({}, {})
         for index, item in enumerate(items):
-            if isinstance(item, Opened):
+            if isinstance(item, Event) and self.failure is None and not self.closed:
+                line, found = self._event_line(item, streamed.get(index), scanned.get(index))
+                pending.append((item, line, found))
+                durable = durable or isinstance(item.kind, TurnEnded)
+            elif isinstance(item, Opened):
                 self._open(item)
             elif isinstance(item, Closed):
                 self._flush(pending, durable=True)
@@ -226,12 +219,9 @@ class TranscriptWriter:
             elif self.failure is not None or self.closed:
                 self.counts.lost += 1
             else:
-                line, found = self._item_line(item, streamed.get(index), scanned.get(index))
+                line, found = self._line(encode_item(item))
                 pending.append((item, line, found))
-                if isinstance(item, SessionFailed) or (
-                    isinstance(item, Event) and isinstance(item.kind, TurnEnded)
-                ):
-                    durable = True
+                durable = durable or isinstance(item, SessionFailed)
         self._flush(pending, durable=durable)
 
     def _flush(self, pending: list[tuple[SinkItem, bytes, int]], *, durable: bool) -> None:
