@@ -37,7 +37,7 @@ from ._streams import DeltaRedactor
 
 __all__ = ["Screen", "Streamed"]
 
-Streamed = tuple[str, Redaction]  # a delta's redacted text, and what was masked in it
+Streamed = tuple[str, Redaction | None]  # a delta's redacted text, and what was masked in it
 # A stream's id comes with each of its deltas: check each id once.
 _suspect_id = functools.lru_cache(maxsize=4096)(might_hold_secret)
 
@@ -119,12 +119,13 @@ class Screen:
         """A stream's deltas in the batch, searched together (`_streams.py`)."""
         if not run:
             return
-        founds = [Redaction() for _ in run]
-        redacted = self._deltas.redact_run(stream, [text for _, text in run], founds)
-        for (index, _), text, found in zip(run, redacted, founds, strict=True):
-            texts[index] = (text, found)
-            if found.counts:
-                suspect[index] = True
+        redacted, founds = self._deltas.masked_run(stream, [text for _, text in run])
+        for (index, _), text in zip(run, redacted, strict=True):
+            texts[index] = (text, None)
+        for place, found in founds.items():
+            index = run[place][0]
+            texts[index] = (redacted[place], found)
+            suspect[index] = True
 
 
 def _suspect_ids(stream: str, turn: TurnContext | None) -> bool:

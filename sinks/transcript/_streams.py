@@ -45,7 +45,7 @@ secret. Batching keeps every search as wide as before and makes it rarer.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ._patterns import CASED_HINTS, PARTIAL
 from ._redact import _FILTER, KNOWN_SECRET, PATTERNS, Redaction, _hinted, might_hold_secret
@@ -90,6 +90,25 @@ class DeltaRedactor:
     ) -> list[str]:
         """Consecutive deltas of a stream, searched as one text; each masked, its
         replacements counted in its own `founds` entry."""
+        if len(founds) != len(texts):
+            raise ValueError("one Redaction per text")
+        return self._run(stream, texts, founds.__getitem__)
+
+    def masked_run(
+        self, stream: str, texts: Sequence[str]
+    ) -> tuple[list[str], dict[int, Redaction]]:
+        """`redact_run`, and what was masked in each text that was (by its place):
+        nearly every delta holds nothing, and is given nothing."""
+        founds: dict[int, Redaction] = {}
+
+        def found_at(place: int) -> Redaction:
+            return founds.setdefault(place, Redaction())
+
+        return self._run(stream, texts, found_at), founds
+
+    def _run(
+        self, stream: str, texts: Sequence[str], found_at: Callable[[int], Redaction]
+    ) -> list[str]:
         tail = self._tails.get(stream, "")
         joined = tail + "".join(texts)
         offset = len(tail)
@@ -110,7 +129,7 @@ class DeltaRedactor:
         self._hint_ends[stream] = max(0, hint_end - (len(joined) - len(tail)))
         if not spans:
             return list(texts)
-        return _mask_run(texts, offset, spans, founds)
+        return _mask_run(texts, offset, spans, found_at)
 
     @staticmethod
     def _secrets(joined: str, start: int, offset: int) -> list[tuple[int, int, str]]:
@@ -197,14 +216,14 @@ def _mask_run(
     texts: Sequence[str],
     offset: int,
     spans: list[tuple[int, int, str]],
-    founds: Sequence[Redaction],
+    found_at: Callable[[int], Redaction],
 ) -> list[str]:
     """Each text with the parts of `spans` (joined coordinates) that fall in it masked."""
     masked: list[str] = []
-    for text, found in zip(texts, founds, strict=True):
+    for place, text in enumerate(texts):
         end = offset + len(text)
         inside = [(max(a, offset), min(b, end), n) for a, b, n in spans if a < end and b > offset]
-        masked.append(_mask(text, offset, inside, found) if inside else text)
+        masked.append(_mask(text, offset, inside, found_at(place)) if inside else text)
         offset = end
     return masked
 

@@ -20,10 +20,12 @@ from corral.sinks.transcript import Redactor
 from corral.sinks.transcript._patterns import CASED_HINTS
 from corral.sinks.transcript._redact import (
     _FILTER,
+    Redaction,
     _bytes_hinted,
     might_hold_secret,
     might_need_redaction,
 )
+from corral.sinks.transcript._streams import DeltaRedactor
 
 from tests.support.schema import check_line
 
@@ -126,3 +128,22 @@ def test_a_secret_split_across_two_batches_is_redacted(tmp_path: Path) -> None:
     _lines(path)
     written = path.read_text()
     assert not [secret[i : i + 4] for i in range(len(secret) - 3) if secret[i : i + 4] in written]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_run_masked_sparsely_matches_a_run_counted_per_delta(name: str) -> None:
+    """What the writer uses (`masked_run`) and the per-delta form agree, counts too."""
+    text, _ = CASES[name]
+    pieces = [text[i : i + 5] for i in range(0, len(text), 5)]
+    runs = [["the token is "], pieces[: len(pieces) // 2], pieces[len(pieces) // 2 :], ["ok"]]
+    dense, sparse = DeltaRedactor(known=(KNOWN,)), DeltaRedactor(known=(KNOWN,))
+    masked_at_all = 0
+    for run in runs:
+        founds = [Redaction() for _ in run]
+        written, masked = sparse.masked_run("m1", run)
+        assert written == dense.redact_run("m1", run, founds)
+        assert {place: found.counts for place, found in masked.items()} == {
+            place: found.counts for place, found in enumerate(founds) if found.counts
+        }
+        masked_at_all += len(masked)
+    assert masked_at_all
