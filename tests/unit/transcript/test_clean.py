@@ -83,3 +83,17 @@ def test_memory_is_bounded_oldest_first() -> None:
         clean.remember(record)
     assert not clean.holds(records[0])
     assert clean.holds(records[-1])
+
+
+def test_memory_is_bounded_in_bytes_too() -> None:
+    clean = KnownClean()
+    huge = b'{"sequence":1,"kind":{"Diagnostic":{"message":"' + b"x" * 70_000 + b'"}}}'
+    clean.remember(huge)
+    assert not clean.holds(huge)  # larger than the whole budget: searched each time
+    records = [
+        b'{"sequence":1,"kind":{"Diagnostic":{"message":"' + f"{n} ".encode() + b"y" * 20_000
+        for n in range(4)
+    ]
+    for record in records:
+        clean.remember(record)
+    assert [clean.holds(record) for record in records] == [False, True, True, True]
