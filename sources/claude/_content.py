@@ -41,6 +41,7 @@ from ...pipeline.events import (
     ToolUpdated,
     UserMessage,
 )
+from .._kit.quick import text_emitter
 from ._json import field_list, field_obj
 from ._tools import PLAN_TOOL, finished_tool, plan_from_todos, started_tool
 
@@ -70,6 +71,8 @@ def user_text(content: object) -> str | None:
     ]
     return "\n".join(texts) if texts else None
 
+
+_TEXT = text_emitter(TextDelta)  # `_emit(TextDelta(...), None)`, built the quick way
 
 # A tuple, not a set: an event's `type` may be any JSON value, unhashable too.
 _QUIET_STREAM = ("content_block_start", "content_block_stop", "ping")
@@ -118,8 +121,10 @@ class Content:
         message_id = self._streaming.get(parent)
         if not isinstance(delta, dict) or message_id is None:
             return []
-        if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
-            return [_emit(TextDelta(message_id=message_id, text=delta["text"]), parent)]
+        if delta.get("type") == "text_delta" and isinstance(text := delta.get("text"), str):
+            if parent is None:  # the main thread's, the bulk of a stream
+                return [_TEXT(message_id, text)]
+            return [_emit(TextDelta(message_id=message_id, text=text), parent)]
         if delta.get("type") == "thinking_delta" and isinstance(delta.get("thinking"), str):
             return [_emit(ReasoningDelta(message_id=message_id, text=delta["thinking"]), parent)]
         return []  # tool input, signatures, citations: the full message carries them

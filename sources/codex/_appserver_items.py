@@ -31,6 +31,7 @@ from ...pipeline.events import (
     ToolUpdated,
     UserMessage,
 )
+from .._kit.quick import text_emitter
 from .._snapshots import tool_ended
 from ._common import diagnostic, message_end, unknown_frame, user_text
 from ._items import file_changes, tool_update
@@ -39,6 +40,7 @@ __all__ = ["ItemTracker"]
 
 _MAX_OUTPUT = 256 * 1024  # characters of tool output kept for a tool's final snapshot
 _MAX_OUR_TEXTS = 64
+_TEXT = text_emitter(TextDelta)  # `Emitted(kind=TextDelta(...))`, built the quick way
 
 
 @attrs.define
@@ -162,8 +164,7 @@ class ItemTracker:
     def text_delta(self, params: Fields) -> list[DriverEvent]:
         item_id = params.string("itemId")
         self._streamed.add(item_id)
-        delta = TextDelta(message_id=item_id, text=params.string("delta"))
-        return [self.marked(params, Emitted(kind=delta))]
+        return [self.marked(params, _TEXT(item_id, params.string("delta")))]
 
     def reasoning_delta(self, params: Fields) -> list[DriverEvent]:
         item_id = params.string("itemId")

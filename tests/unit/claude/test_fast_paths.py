@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from corral.pipeline.driver import TurnBegan
+from corral.pipeline.driver import Emitted, TurnBegan
+from corral.pipeline.events import TextDelta
+from corral.sources.claude._content import Content
 from corral.sources.claude._core import ProtocolCore, Turn
 
 _OURS = "prompt-1"
@@ -33,3 +35,13 @@ def test_a_frame_begins_the_turn_when_it_mentions_the_prompt(frame: dict[str, An
     assert core._begun_by(frame) == ([TurnBegan()] if mentioned else [])
     assert core._turn.begun is mentioned
     assert core._begun_by(frame) == []  # a turn begins once
+
+
+@pytest.mark.parametrize("parent", [None, "task-1"])
+def test_a_text_delta_is_the_same_event_on_either_path(parent: str | None) -> None:
+    content = Content()
+    start = {"type": "message_start", "message": {"id": "msg-1"}}
+    assert content.stream_event(start, parent) == []
+    delta = {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "hi"}}
+    made = content.stream_event(delta, parent)
+    assert made == [Emitted(kind=TextDelta(message_id="msg-1", text="hi"), parent_tool_id=parent)]

@@ -11,8 +11,10 @@ import re
 from typing import Any
 
 import pytest
-from corral.pipeline.events import Fields, ShapeError
+from corral.pipeline.driver import Emitted
+from corral.pipeline.events import Fields, ShapeError, TextDelta
 from corral.pipeline.tokens import TokenCount
+from corral.sources.codex import AppServerNormalizer
 from corral.sources.codex._common import (
     Tokens,
     _checked_user_text,
@@ -62,3 +64,9 @@ def test_token_count_is_the_counts_under_corrals_names() -> None:
         {"input": 6, "output": 2, "cache_read": 4, "cache_write": 3, "reasoning": 1}
     )
     assert Tokens(input=1, cached=5).count().input == 0  # never negative
+
+
+def test_a_text_delta_is_the_event_the_constructors_make() -> None:
+    normalizer = AppServerNormalizer(wall_clock_ns=lambda: 0)
+    made = normalizer.notification("item/agentMessage/delta", {"itemId": "i1", "delta": "hi"})
+    assert made == [Emitted(kind=TextDelta(message_id="i1", text="hi"))]
