@@ -69,9 +69,11 @@ class Screen:
             elif type(kind) is ToolOutputDelta:
                 stream, text = kind.tool_id, kind.text
             elif type(kind) is MessageEnded:
-                self._end(kind.message_id, runs.pop(kind.message_id, []), texts, suspect)
+                ended = kind.message_id
+                self._redact_run(ended, runs.pop(ended, []), texts, suspect, ended=True)
             elif type(kind) is ToolUpdated and kind.tool.status.finished:
-                self._end(kind.tool.id, runs.pop(kind.tool.id, []), texts, suspect)
+                ended = kind.tool.id
+                self._redact_run(ended, runs.pop(ended, []), texts, suspect, ended=True)
             if stream is not None:
                 runs.setdefault(stream, []).append((index, text))
                 if not item.extensions:  # the rest is corral's fields and two ids
@@ -82,7 +84,7 @@ class Screen:
                 indexes.append(index)
                 encoded.append(encoding)
         for stream, run in runs.items():
-            self._redact_run(stream, run, texts, suspect)
+            self._redact_run(stream, run, texts, suspect, ended=False)
         for index in indexes:
             suspect.setdefault(index, False)  # a delta masked already stays a suspect
         for found in self.redactor.suspects(encoded):
@@ -99,33 +101,26 @@ class Screen:
         """The walk left this event (no delta) unchanged."""
         self._clean.remember(encoded)
 
-    def _end(
-        self,
-        stream: str,
-        run: list[tuple[int, str]],
-        texts: dict[int, Streamed],
-        suspect: dict[int, bool],
-    ) -> None:
-        self._redact_run(stream, run, texts, suspect)
-        self._deltas.end(stream)
-
     def _redact_run(
         self,
         stream: str,
         run: list[tuple[int, str]],
         texts: dict[int, Streamed],
         suspect: dict[int, bool],
+        *,
+        ended: bool,
     ) -> None:
         """A stream's deltas in the batch, searched together (`_streams.py`)."""
-        if not run:
-            return
-        redacted, founds = self._deltas.masked_run(stream, [text for _, text in run])
-        for (index, _), text in zip(run, redacted, strict=True):
-            texts[index] = (text, None)
-        for place, found in founds.items():
-            index = run[place][0]
-            texts[index] = (redacted[place], found)
-            suspect[index] = True
+        if run:
+            redacted, founds = self._deltas.masked_run(stream, [text for _, text in run])
+            for (index, _), text in zip(run, redacted, strict=True):
+                texts[index] = (text, None)
+            for place, found in founds.items():
+                index = run[place][0]
+                texts[index] = (redacted[place], found)
+                suspect[index] = True
+        if ended:
+            self._deltas.end(stream)
 
 
 def _suspect_ids(stream: str, turn: TurnContext | None) -> bool:
