@@ -4,7 +4,8 @@ A flood of text chunks is most of what an agent says, and for each the
 source builds two frozen attrs values. attrs' generated `__init__` of a
 frozen class sets each field through `object.__setattr__` with keyword
 arguments; setting the slots through their descriptors, in one straight
-function, does the same in a third of the time. That is only the same when
+function, does the same with ~60% of the instructions (9k against 16k for the
+pair, measured under cachegrind). That is only the same when
 the classes are plain: slotted, with no validator, converter or init hook,
 and the fields this module names. `text_emitter` checks that once, when it
 is made, and otherwise hands out the classes' own constructors, so a change
