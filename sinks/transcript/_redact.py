@@ -158,24 +158,29 @@ def might_need_redaction(encoded: bytes) -> bool:
     A hint that is only the name of a key `_secret_key` calls plain
     (`"resume_token":`, `"input_tokens":`) does not count: keys are never
     changed, and the values under them are still searched. An unescaped `":`
-    only ever ends a key, and no hint holds `"` or `:`, so cutting such a
-    name out cannot join two pieces into a new hint.
+    only ever ends a key, and no hint holds `"`, `:` or a NUL, so blanking
+    such a name out (`_blank_plain_keys`) cannot join two pieces into a new hint.
     """
     if _CASED_BYTE_FILTER.find_matches_as_indexes(encoded):
         return True
     lowered = encoded.lower()
-    if not _bytes_hinted(lowered):
-        return False
-    for plain in _PLAIN_KEY_BYTES:
-        lowered = lowered.replace(plain, b'":')
-    return _bytes_hinted(lowered)
+    return _bytes_hinted(lowered) and _bytes_hinted(_blank_plain_keys(lowered))
+
+
+def _blank_plain_keys(lowered: bytes) -> bytes:
+    """The names of plain keys made NULs: every other byte stays where it was."""
+    for plain, blank in _PLAIN_KEY_BLANKS:
+        lowered = lowered.replace(plain, blank)
+    return lowered
 
 
 # Between the encodings `suspects` searches at once: a JSON encoding never holds a raw
 # newline (in a string it is escaped, as in `_known_encoded`), nor does a hint, so
 # nothing found can reach across two encodings.
 _APART = b"\n"
-assert not any(_APART in hint.encode() for hint in (*_FILTER, *CASED_HINTS))
+assert not any(
+    byte in hint.encode() for hint in (*_FILTER, *CASED_HINTS) for byte in (_APART, b"\0")
+)
 
 _COMPILED = [(name, re.compile(regex)) for name, regex in PATTERNS.items()]
 _ENV_KEY = re.compile(rf"{_ENV_NAME}\Z", re.IGNORECASE)  # a JSON key is not code: any case
@@ -250,12 +255,15 @@ class Redactor:
 
         One search of them all, joined: most hold no hint at all, and a search
         call costs more than the bytes it reads. A hint or a known value found
-        there lies inside one encoding (`_APART`); only those that hold one are
-        checked again, alone.
+        there lies inside one encoding (`_APART`), and plain keys are blanked
+        in place, so where it is found says whose it is.
         """
         joined = _APART.join(encoded)
         found = [start for _, start, _ in _CASED_BYTE_FILTER.find_matches_as_indexes(joined)]
-        found += [start for _, start, _ in _BYTE_FILTER.find_matches_as_indexes(joined.lower())]
+        lowered = joined.lower()
+        if _bytes_hinted(lowered):
+            hints = _BYTE_FILTER.find_matches_as_indexes(_blank_plain_keys(lowered))
+            found += [start for _, start, _ in hints]
         for value in self._known_encoded:
             position = joined.find(value)
             while position >= 0:
@@ -264,8 +272,7 @@ class Redactor:
         if not found:
             return []
         starts = [0, *itertools.accumulate(len(each) + 1 for each in encoded)]
-        hinted = sorted({bisect.bisect_right(starts, position) - 1 for position in found})
-        return [index for index in hinted if self.might_need_redaction(encoded[index])]
+        return sorted({bisect.bisect_right(starts, position) - 1 for position in found})
 
     def _mask_known(self, text: str, found: Redaction) -> str:
         for value in self.known:
@@ -330,7 +337,10 @@ def _is_clean(text: str) -> bool:
 # Named like secrets, and none: the id a session resumes by (a transcript
 # without it cannot be resumed).
 _PLAIN_KEYS = frozenset({"resume_token", "resumetoken"})
-_PLAIN_KEY_BYTES = (b'"resume_token":', b'"resumetoken":', b'tokens":')
+_PLAIN_KEY_BLANKS = tuple(
+    (plain, b"\0" * (len(plain) - 2) + b'":')
+    for plain in (b'"resume_token":', b'"resumetoken":', b'tokens":')
+)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -47,7 +47,7 @@ SECRETS = [text for text, _ in CASES.values()] + [f"it is {KNOWN} here", '{"pass
 def _encodings(texts: list[str]) -> list[bytes]:
     usage = {"input_tokens": 12, "resume_token": "r1"}
     return [
-        orjson.dumps({"message": text, "n": n, **(usage if text == "usage" else {})})
+        orjson.dumps({"message": text, "n": n, **(usage if text == "usage" or n % 3 else {})})
         for n, text in enumerate(texts)
     ]
 
