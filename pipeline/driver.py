@@ -47,6 +47,7 @@ from .events import (
     Request,
     SlashCommand,
     StopReason,
+    encode_kind,
 )
 from .tokens import TokenCount
 
@@ -182,6 +183,21 @@ class Emitted:
     problem: ProblemKind | None = None
     unknown_frame: str | None = None
     extensions: Mapping[str, object] = attrs.field(factory=dict)
+    # The kind's JSON, made once if this event is measured (`pipeline/sizes.py`) and
+    # handed on to the event the engine makes of it (`Event.json`).
+    _kind_json: bytes | None = attrs.field(default=None, init=False, eq=False, repr=False)
+
+    def kind_json(self) -> bytes:
+        """`kind` as JSON bytes (`Event.json`'s part for it); encoded on first use."""
+        encoded = self._kind_json
+        if encoded is None:
+            encoded = encode_kind(self.kind)
+            object.__setattr__(self, "_kind_json", encoded)
+        return encoded
+
+    def encoded_kind(self) -> bytes | None:
+        """The kind's JSON if already made, else None (never encodes)."""
+        return self._kind_json
 
 
 @attrs.frozen(kw_only=True)

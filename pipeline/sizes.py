@@ -7,15 +7,16 @@ the characters of its strings (text, tool output, diffs, raw frames under
 `extensions`) plus a constant for the object itself.
 
 It is an estimate, cheap on the hot path: a streamed delta (most items)
-costs two attribute reads; anything else is measured by the length of its
-JSON as orjson writes it, in C, with each attrs value handed over as the
-list of its fields (each class's field names read once). That costs one
-Python call per attrs value, where walking every field and element in
-Python cost one per field: an ACP agent's list of a hundred commands is
-measured in microseconds, not a tenth of a millisecond. What orjson cannot
-write even so (a non-string key, bytes) is walked in Python instead, to a
-bounded depth. A record is measured once for all the sinks: its size travels with
-it through the fan-out (`Channel.receive_sized`).
+costs two attribute reads. An event is measured by its JSON (`Event.json`),
+which it keeps: the sinks that write it then reuse it, so measuring costs
+nothing extra. A driver's `Emitted` is measured by its kind's JSON, which
+it keeps too, for the event the engine makes of it. Anything else is
+measured by the length of its JSON as orjson writes it, in C, with each
+attrs value handed over as the list of its fields (each class's field names
+read once): one Python call per attrs value, not one per field. What
+orjson cannot write even so (a non-string key, bytes) is walked in Python
+instead, to a bounded depth. A record is measured once for all the sinks:
+its size travels with it through the fan-out (`Channel.receive_sized`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 
 import orjson
 
-from .events import ReasoningDelta, TextDelta, ToolOutputDelta
+from .driver import Emitted
+from .events import Event, ReasoningDelta, TextDelta, ToolOutputDelta
 
 __all__ = ["ITEM_OVERHEAD", "item_size"]
 
@@ -40,6 +42,12 @@ def item_size(item: object) -> int:
     if isinstance(kind, _DELTAS) and not getattr(item, "extensions", None):
         return ITEM_OVERHEAD + len(kind.text)
     try:
+        if type(item) is Event:  # its JSON, which every sink then shares
+            return ITEM_OVERHEAD + len(item.json())
+        if type(item) is Emitted:  # its kind's JSON, which the event made of it reuses
+            extensions = item.extensions
+            held = len(orjson.dumps(extensions, default=_fields_of)) if extensions else 0
+            return ITEM_OVERHEAD + len(item.kind_json()) + held
         return ITEM_OVERHEAD + len(orjson.dumps(item, default=_fields_of))
     except TypeError:  # something JSON does not hold: walk it
         return ITEM_OVERHEAD + _walk(item, 0)

@@ -69,16 +69,17 @@ class Output:
     ) -> None:
         """The next event; `said`: the driver event it comes from, if any."""
         self.sequence += 1
-        self.outbox.append(
-            Event(
-                sequence=self.sequence,
-                session_id=self.session_id,
-                kind=kind,
-                occurred_at=self.now_wall(),
-                turn_info=turn_info,
-                extensions=wire_extensions(said, extensions),
-            )
+        event = Event(
+            sequence=self.sequence,
+            session_id=self.session_id,
+            kind=kind,
+            occurred_at=self.now_wall(),
+            turn_info=turn_info,
+            extensions=wire_extensions(said, extensions),
         )
+        if said is not None and said.kind is kind:
+            event.reuse_kind_json(said.encoded_kind())  # measured on its way in, maybe
+        self.outbox.append(event)
 
     def record(self, item: SinkItem) -> None:
         """A record without a sequence number (a prompt, a decision, the session's ends)."""

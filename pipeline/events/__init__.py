@@ -34,7 +34,7 @@ from ._discovery import (
     InstallationSource,
     MissingAgent,
 )
-from ._event import Event, TurnContext
+from ._event import Event, TurnContext, encode_kind
 from ._kinds import (
     AgentOrigin,
     Cancelled,
@@ -212,6 +212,7 @@ __all__ = [
     "UserMessage",
     "answer_from_wire",
     "config_value_from_wire",
+    "encode_kind",
     "kind_from_wire",
     "request_from_wire",
     "stop_from_wire",

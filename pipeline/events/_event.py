@@ -17,7 +17,7 @@ from ._kinds import EventKind, kind_from_wire
 from ._session import SystemTime
 from ._shape import Fields
 
-__all__ = ["Event", "TurnContext"]
+__all__ = ["Event", "TurnContext", "encode_kind"]
 
 _EPOCH = SystemTime(0, 0)
 # The (time, turn, session) last encoded and their JSON: one tuple, replaced whole, so
@@ -45,6 +45,8 @@ class Event:
     extensions: dict[str, Any] = attrs.field(factory=dict)
     # The JSON encoding, made once and shared by every sink (see `json`).
     _json: bytes | None = attrs.field(default=None, init=False, eq=False, repr=False)
+    # The kind's part of it, if made before the event was (`reuse_kind_json`).
+    _kind_json: bytes | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     def json(self) -> bytes:
         """This event as JSON bytes; encoded on first use, then shared."""
@@ -53,6 +55,11 @@ class Event:
             encoded = _encode(self)
             object.__setattr__(self, "_json", encoded)
         return encoded
+
+    def reuse_kind_json(self, encoded: bytes | None) -> None:
+        """`encoded`: `encode_kind(self.kind)`, made already (by the driver event this
+        event comes from, when a channel measured it), for `json` to reuse."""
+        object.__setattr__(self, "_kind_json", encoded)
 
     def to_wire(self) -> dict[str, object]:
         return {
@@ -84,6 +91,11 @@ class Event:
         )
 
 
+def encode_kind(kind: EventKind) -> bytes:
+    """An event kind as JSON: its part of the event's encoding."""
+    return orjson.dumps(kind.to_wire())
+
+
 def _encode(event: Event) -> bytes:
     """`orjson.dumps(event.to_wire())`, byte for byte; what the events of one batch
     share (their time, turn and session: the same objects) is encoded once for them."""
@@ -98,7 +110,7 @@ def _encode(event: Event) -> bytes:
         last = (at, turn, session, orjson.dumps(shared)[1:-1])
         _last_shared[0] = last
     extensions = orjson.dumps(event.extensions) if event.extensions else b"{}"
-    kind = orjson.dumps(event.kind.to_wire())
+    kind = event._kind_json or encode_kind(event.kind)
     return b'{"sequence":%d,%b,"kind":%b,"extensions":%b}' % (
         event.sequence,
         last[3],

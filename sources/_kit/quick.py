@@ -32,6 +32,7 @@ _EMITTED_FIELDS = (
     "problem",
     "unknown_frame",
     "extensions",
+    "_kind_json",
 )
 _DELTA_FIELDS = ("message_id", "text")
 
@@ -54,9 +55,10 @@ def _plain(cls: type, names: tuple[str, ...]) -> bool:
 
 
 def _defaults_plain() -> bool:
-    """`Emitted(kind=...)` leaves every other field None, and `extensions` a new `{}`."""
+    """`Emitted(kind=...)` leaves every other field None, `extensions` a new `{}`, and
+    no JSON of its kind made yet."""
     made = Emitted(kind=None)  # type: ignore[arg-type]  # only its defaults are looked at
-    return attrs.astuple(made, recurse=False)[1:] == (None,) * 5 + ({},)
+    return attrs.astuple(made, recurse=False)[1:] == (None,) * 5 + ({}, None)
 
 
 def _general(delta: type[_Delta]) -> TextEmitter:
@@ -74,7 +76,7 @@ def text_emitter(delta: type[_Delta]) -> TextEmitter:
         return _general(delta)
     new = object.__new__
     set_id, set_text = (delta.__dict__[name].__set__ for name in _DELTA_FIELDS)
-    kind, parent, tokens, model, problem, unknown, extensions = (
+    kind, parent, tokens, model, problem, unknown, extensions, kind_json = (
         Emitted.__dict__[name].__set__ for name in _EMITTED_FIELDS
     )
 
@@ -90,6 +92,7 @@ def text_emitter(delta: type[_Delta]) -> TextEmitter:
         problem(emitted, None)
         unknown(emitted, None)
         extensions(emitted, {})
+        kind_json(emitted, None)
         return emitted
 
     return emit

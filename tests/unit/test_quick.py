@@ -16,6 +16,8 @@ def test_the_quick_way_equals_the_constructors(delta: type[TextDelta]) -> None:
     made = emit("m1", "hello")
     assert made == Emitted(kind=delta(message_id="m1", text="hello"))
     assert type(made.kind) is delta
+    assert made.encoded_kind() is None  # every slot set, the private ones too
+    assert made.kind_json() == Emitted(kind=delta(message_id="m1", text="hello")).kind_json()
 
 
 def test_each_emitted_holds_its_own_extensions() -> None:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import orjson
+from corral.actors.engine._output import Output
 from corral.pipeline.driver import Emitted, InfoChanged
 from corral.pipeline.events import (
     CommandInput,
+    ContextCompacted,
+    Event,
     SlashCommand,
     TextDelta,
     ToolKind,
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
+    TurnContext,
 )
 from corral.pipeline.sizes import ITEM_OVERHEAD, item_size
 
@@ -55,3 +60,41 @@ def test_a_set_counts_its_members() -> None:
     members = frozenset({"a" * 100_000, "b" * 100_000})
     item = Emitted(kind=TextDelta(message_id="m", text="t"), extensions={"x": members})
     assert item_size(item) >= 200_000
+
+
+def _measured_event(said: Emitted) -> Event:
+    """The event the engine makes of `said` once a channel measured `said`."""
+    output = Output(session_id="s-1", wall_clock_ns=lambda: 1_700_000_000_123_456_789)
+    item_size(said)
+    output.emit(said.kind, turn_info=TurnContext(id="turn-1"), said=said)
+    event = output.outbox.popleft()
+    assert isinstance(event, Event)
+    return event
+
+
+def test_an_event_counts_its_json_and_keeps_it_for_the_sinks() -> None:
+    event = _measured_event(_tool("made " * 50))
+    size = item_size(event)
+    encoded = event.json()
+    assert size == ITEM_OVERHEAD + len(encoded)
+    assert event.json() is encoded  # measured once: the sinks write these very bytes
+
+
+def test_a_kind_measured_on_its_way_in_encodes_as_it_would_have() -> None:
+    # The event reuses the kind's JSON its driver event made when measured;
+    # its bytes are still exactly those of encoding it from scratch.
+    said = _tool("out\n" * 20)
+    event = _measured_event(said)
+    assert said.encoded_kind() is not None
+    assert event.json() == orjson.dumps(event.to_wire())
+
+
+def test_an_event_of_another_kind_than_its_driver_event_encodes_its_own() -> None:
+    said = _tool("first")
+    item_size(said)
+    output = Output(session_id="s-1", wall_clock_ns=lambda: 0)
+    other = ContextCompacted()
+    output.emit(other, turn_info=None, said=said)  # the engine's own kind, the driver's fields
+    event = output.outbox.popleft()
+    assert isinstance(event, Event)
+    assert orjson.loads(event.json())["kind"] == other.to_wire()
