@@ -8,12 +8,14 @@ driver.run ─► driver_events ─► [engine] ─► events_out ─► FanOut 
 
 The actor loop feeds the engine a batch of driver events at a time (what
 the driver holds, at most `_FAIR_SHARE`) and only when the previous output
-has gone out, as one batch; while `events_out` is full the loop waits,
-`driver_events` fills, and the driver stops reading the agent:
-backpressure, nothing dropped. Commands (`prompt`, `answer`, `cancel`,
-`close`...) call the engine directly from the caller's task and forward
-what it decided to the agent at once, so they are never queued behind the
-event path; their events join the outbox, which the loop flushes in order.
+has gone out, as one batch; before a full share it takes its turn at the
+loop's turnstile (`_turnstile.py`: many busy sessions take turns, and so do
+their drivers). While `events_out` is full the loop waits, `driver_events`
+fills, and the driver stops reading the agent: backpressure, nothing
+dropped. Commands (`prompt`, `answer`, `cancel`, `close`...) call the
+engine directly from the caller's task and forward what it decided to the
+agent at once, so they are never queued behind the event path; their
+events join the outbox, which the loop flushes in order.
 
 Lifecycle: `run` returns after the session ended (closed by the app, the
 agent died, or the wire failed) and every sink has seen `Closed`.
@@ -56,6 +58,7 @@ from ..pipeline.records import SinkItem
 from ..pipeline.sizes import item_size
 from ..pipeline.stages import FanOut, Sink
 from ..pipeline.wakeup import Wakeup
+from ._turnstile import TakingTurns, turnstile
 from .engine import Engine, Pending
 
 __all__ = ["ActorSettings", "FallibleSink", "SessionActor"]
@@ -189,7 +192,7 @@ class SessionActor:
 
     async def _run_driver(self) -> None:
         try:
-            await self.driver.run(self.driver_events)
+            await self.driver.run(TakingTurns(self.driver_events, _FAIR_SHARE))
         except BrokenChannel:
             pass  # the session is over; nobody reads the driver's events any more
         finally:
@@ -198,6 +201,7 @@ class SessionActor:
     async def _loop(self) -> None:
         engine = self.engine
         driver_events = self.driver_events
+        turns = turnstile()
         while True:
             if engine.outbox or engine.status is not self._status_seen:
                 await self._flush_outbox()
@@ -207,14 +211,14 @@ class SessionActor:
                 await self._flush_outbox()
                 return
             if len(driver_events):
+                if len(driver_events) >= _FAIR_SHARE:
+                    # A full share: nothing here would suspend while channels
+                    # have room, so first let the other sessions (and the
+                    # app's commands) run, a bounded number per pass of the loop.
+                    await turns.take_turn()
                 # What the driver holds, as one batch (no wait: it is there).
                 batch = await driver_events.receive_batch(_FAIR_SHARE)
                 engine.on_driver_events(batch)
-                if len(batch) == _FAIR_SHARE:
-                    # While channels have room nothing here suspends; let the
-                    # other sessions (and the app's commands) run now and then.
-                    await self._flush_outbox()
-                    await asyncio.sleep(0)
                 continue
             if driver_events.closed:
                 # The driver ended without saying why; the agent is gone.

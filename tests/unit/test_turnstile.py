@@ -1,0 +1,112 @@
+"""The turnstile: busy sessions take turns, a bounded number per pass of the loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from corral.actors._turnstile import TakingTurns, Turnstile, turnstile
+from corral.pipeline.channels import Channel
+
+
+class _Passes:
+    """Counts passes of the event loop: a callback that puts itself back each pass."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self._loop = asyncio.get_running_loop()
+        self._handle = self._loop.call_soon(self._tick)
+
+    def _tick(self) -> None:
+        self.now += 1
+        self._handle = self._loop.call_soon(self._tick)
+
+    def stop(self) -> None:
+        self._handle.cancel()
+
+
+async def _let_through(gate: Turnstile, count: int) -> tuple[list[int], list[int]]:
+    """`count` tasks take a turn at once: the order they got through, and the pass."""
+    order: list[int] = []
+    passes: list[int] = []
+    clock = _Passes()
+
+    async def wait_turn(index: int) -> None:
+        await gate.take_turn()
+        order.append(index)
+        passes.append(clock.now)
+
+    async with asyncio.TaskGroup() as tasks:
+        for index in range(count):
+            tasks.create_task(wait_turn(index))
+    clock.stop()
+    return order, passes
+
+
+async def test_at_most_width_get_through_per_pass_in_the_order_they_came() -> None:
+    gate = Turnstile(asyncio.get_running_loop(), width=3)
+    order, passes = await _let_through(gate, 10)
+    assert order == list(range(10))  # first come, first through: nobody skipped
+    per_pass = [passes.count(p) for p in sorted(set(passes))]
+    assert per_pass == [3, 3, 3, 1]  # never more than the width in one pass
+    assert gate.waiting == 0
+
+
+async def test_fewer_than_the_width_all_get_through_in_the_next_pass() -> None:
+    gate = Turnstile(asyncio.get_running_loop(), width=16)
+    order, passes = await _let_through(gate, 5)
+    assert order == list(range(5))
+    assert len(set(passes)) == 1
+
+
+async def test_a_cancelled_waiter_takes_no_place() -> None:
+    gate = Turnstile(asyncio.get_running_loop(), width=1)
+    got_through: list[str] = []
+
+    async def wait_turn(name: str) -> None:
+        await gate.take_turn()
+        got_through.append(name)
+
+    first = asyncio.create_task(wait_turn("cancelled"))
+    second = asyncio.create_task(wait_turn("second"))
+    await asyncio.sleep(0)  # both are waiting now
+    assert gate.waiting == 2
+    first.cancel()
+    await second  # the one place of the next pass goes to the next live waiter
+    assert got_through == ["second"]
+    assert first.cancelled()
+
+
+def test_a_turnstile_lets_at_least_one_through() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        Turnstile(asyncio.new_event_loop(), width=0)
+
+
+async def test_one_turnstile_per_loop() -> None:
+    assert turnstile() is turnstile()
+
+
+class _CountingGate(Turnstile):
+    def __init__(self) -> None:
+        super().__init__(asyncio.get_running_loop())
+        self.turns = 0
+
+    async def take_turn(self) -> None:
+        self.turns += 1
+        await super().take_turn()
+
+
+async def test_a_sender_takes_a_turn_before_each_share_it_sends() -> None:
+    channel: Channel[int] = Channel(100)
+    gate = _CountingGate()
+    sender = TakingTurns(channel, share=3, turns=gate)
+    turns_before: list[int] = []
+    for item in range(7):
+        await sender.send(item)
+        turns_before.append(gate.turns)
+    # Before items 0, 3 and 6: the first share waits its turn too.
+    assert turns_before == [1, 1, 1, 2, 2, 2, 3]
+    await sender.send_batch([7, 8, 9, 10])  # a batch counts as its items
+    await sender.send(11)
+    assert gate.turns == 4
+    assert [channel.try_receive() for _ in range(12)] == list(range(12))
