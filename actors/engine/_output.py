@@ -78,7 +78,9 @@ class Output:
             extensions=wire_extensions(said, extensions),
         )
         if said is not None and said.kind is kind:
-            event.reuse_kind_json(said.encoded_kind())  # measured on its way in, maybe
+            encoded = said.encoded_kind()  # made if a channel measured it on its way in
+            if encoded is not None:
+                event.reuse_kind_json(encoded)
         self.outbox.append(event)
 
     def record(self, item: SinkItem) -> None:
