@@ -10,8 +10,10 @@
 Then the stages are timed alone (`_stages.py`), to show where corral's
 cost goes.
 
-Each is run `repeat` times and the fastest run counts (the least disturbed
-by the rest of the machine). Costs are per event the pipeline emitted.
+Each is run `repeat` times, the three in turn (floor, naive, corral, then
+again), so that a slower spell of a shared machine falls on all three
+alike; of each, the fastest run counts (the least disturbed). Costs are per
+event the pipeline emitted.
 """
 
 from __future__ import annotations
@@ -152,10 +154,15 @@ async def measure_throughput(
 ) -> Throughput:
     """`stages`: the corpus's stage costs if already measured (they need no event loop)."""
     lines = corpus.lines
-    floor = min(_floor(lines) for _ in range(repeat))
+    floors: list[float] = []
+    naives: list[float] = []
+    runs: list[tuple[float, int]] = []
     with open(os.devnull, "w") as devnull:  # noqa: ASYNC230 (opening /dev/null never blocks)
-        naive = min([await _naive(lines, devnull) for _ in range(repeat)])
-    runs = [await _corral(corpus, sinks) for _ in range(repeat)]
+        for _ in range(repeat):  # in turn, so a slower spell of the machine hits all three
+            floors.append(_floor(lines))
+            naives.append(await _naive(lines, devnull))
+            runs.append(await _corral(corpus, sinks))
+    floor, naive = min(floors), min(naives)
     corral_s = min(elapsed for elapsed, _ in runs)
     if stages is None:
         stages = measure_stages(corpus, repeat=repeat)
