@@ -40,11 +40,12 @@ WIDTH = 16  # actors let through per pass of the loop
 
 
 class Turnstile:
-    def __init__(self, loop: asyncio.AbstractEventLoop, width: int | None = None) -> None:
+    def __init__(self, width: int | None = None) -> None:
+        """Used from one event loop only (it holds no reference to it: the per-loop
+        registry keys turnstiles by their loop, weakly)."""
         width = WIDTH if width is None else width
         if width < 1:
             raise ValueError(f"a turnstile lets at least one through, got width {width}")
-        self._loop = loop
         self._width = width
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._release_due = False  # a `_release` is in the loop's ready queue
@@ -55,11 +56,12 @@ class Turnstile:
 
     async def take_turn(self) -> None:
         """Yield to the loop; come back when the turnstile lets this task through."""
-        turn = self._loop.create_future()
+        loop = asyncio.get_running_loop()
+        turn = loop.create_future()
         self._waiting.append(turn)
         if not self._release_due:
             self._release_due = True
-            self._loop.call_soon(self._release)
+            loop.call_soon(self._release)
         await turn  # cancelled: `_release` skips it
 
     def _release(self) -> None:
@@ -72,7 +74,7 @@ class Turnstile:
                 let_through += 1
         self._release_due = bool(waiting)
         if waiting:
-            self._loop.call_soon(self._release)
+            asyncio.get_running_loop().call_soon(self._release)
 
 
 _PER_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Turnstile] = (
@@ -85,7 +87,7 @@ def turnstile() -> Turnstile:
     loop = asyncio.get_running_loop()
     found = _PER_LOOP.get(loop)
     if found is None:
-        found = _PER_LOOP[loop] = Turnstile(loop)
+        found = _PER_LOOP[loop] = Turnstile()
     return found
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 import pytest
 from corral.actors._turnstile import TakingTurns, Turnstile, turnstile
@@ -44,7 +46,7 @@ async def _let_through(gate: Turnstile, count: int) -> tuple[list[int], list[int
 
 
 async def test_at_most_width_get_through_per_pass_in_the_order_they_came() -> None:
-    gate = Turnstile(asyncio.get_running_loop(), width=3)
+    gate = Turnstile(width=3)
     order, passes = await _let_through(gate, 10)
     assert order == list(range(10))  # first come, first through: nobody skipped
     per_pass = [passes.count(p) for p in sorted(set(passes))]
@@ -53,14 +55,14 @@ async def test_at_most_width_get_through_per_pass_in_the_order_they_came() -> No
 
 
 async def test_fewer_than_the_width_all_get_through_in_the_next_pass() -> None:
-    gate = Turnstile(asyncio.get_running_loop(), width=16)
+    gate = Turnstile(width=16)
     order, passes = await _let_through(gate, 5)
     assert order == list(range(5))
     assert len(set(passes)) == 1
 
 
 async def test_a_cancelled_waiter_takes_no_place() -> None:
-    gate = Turnstile(asyncio.get_running_loop(), width=1)
+    gate = Turnstile(width=1)
     got_through: list[str] = []
 
     async def wait_turn(name: str) -> None:
@@ -79,16 +81,29 @@ async def test_a_cancelled_waiter_takes_no_place() -> None:
 
 def test_a_turnstile_lets_at_least_one_through() -> None:
     with pytest.raises(ValueError, match="at least one"):
-        Turnstile(asyncio.new_event_loop(), width=0)
+        Turnstile(width=0)
 
 
 async def test_one_turnstile_per_loop() -> None:
     assert turnstile() is turnstile()
 
 
+def test_a_finished_loop_is_not_kept_alive_by_its_turnstile() -> None:
+    async def take_one() -> None:
+        await turnstile().take_turn()
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(take_one())
+    loop.close()
+    gone = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert gone() is None
+
+
 class _CountingGate(Turnstile):
     def __init__(self) -> None:
-        super().__init__(asyncio.get_running_loop())
+        super().__init__()
         self.turns = 0
 
     async def take_turn(self) -> None:
