@@ -4,7 +4,6 @@ waiting behind all of them (the scale phase of `corral bench` measures the lag).
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 
 import pytest
@@ -15,6 +14,8 @@ from corral.pipeline.channels import Channel
 from corral.pipeline.driver import DriverEvent
 from corral.pipeline.records import SinkItem
 from corral.sources.mock import parse_script
+
+from tests.support.passes import Passes
 
 SESSIONS = 60
 EVENTS = 400
@@ -30,29 +31,13 @@ class _Drain:
             pass
 
 
-class _Passes:
-    """Counts passes of the event loop: a callback that puts itself back each pass."""
-
-    def __init__(self) -> None:
-        self.now = 0
-        self._loop = asyncio.get_running_loop()
-        self._handle = self._loop.call_soon(self._tick)
-
-    def _tick(self) -> None:
-        self.now += 1
-        self._handle = self._loop.call_soon(self._tick)
-
-    def stop(self) -> None:
-        self._handle.cancel()
-
-
 async def test_a_pass_of_the_loop_holds_a_bounded_number_of_batches(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     width = 4
     monkeypatch.setattr(_turnstile, "WIDTH", width)
     batches_per_pass: Counter[int] = Counter()
-    clock: list[_Passes] = []
+    clock: list[Passes] = []
     handle = Engine.on_driver_events
 
     def counted(engine: Engine, events: list[DriverEvent]) -> None:
@@ -74,7 +59,7 @@ async def test_a_pass_of_the_loop_holds_a_bounded_number_of_batches(
     )
     async with Runtime(mock=script, transcripts=False) as rt:
         sessions = [await rt.open("mock", dir=".", app_sink=_Drain()) for _ in range(SESSIONS)]
-        clock.append(_Passes())
+        clock.append(Passes())
         for session in sessions:
             await session.prompt("go")
         for session in sessions:

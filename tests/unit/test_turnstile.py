@@ -10,28 +10,14 @@ import pytest
 from corral.actors._turnstile import TakingTurns, Turnstile, turnstile
 from corral.pipeline.channels import Channel
 
-
-class _Passes:
-    """Counts passes of the event loop: a callback that puts itself back each pass."""
-
-    def __init__(self) -> None:
-        self.now = 0
-        self._loop = asyncio.get_running_loop()
-        self._handle = self._loop.call_soon(self._tick)
-
-    def _tick(self) -> None:
-        self.now += 1
-        self._handle = self._loop.call_soon(self._tick)
-
-    def stop(self) -> None:
-        self._handle.cancel()
+from tests.support.passes import Passes
 
 
 async def _let_through(gate: Turnstile, count: int) -> tuple[list[int], list[int]]:
     """`count` tasks take a turn at once: the order they got through, and the pass."""
     order: list[int] = []
     passes: list[int] = []
-    clock = _Passes()
+    clock = Passes()
 
     async def wait_turn(index: int) -> None:
         await gate.take_turn()
