@@ -1,25 +1,29 @@
 """Taking turns on one event loop: many busy sessions, and still a responsive loop.
 
-A session's actor that has more driver events waiting than its fair share
-handles one share, then yields. `asyncio.sleep(0)` would put it straight
-back in the loop's ready queue; with a thousand sessions streaming at once,
-one pass of the loop then runs a thousand shares (and what their sinks do
-with them) before a timer, a socket or an app's command is looked at again:
-up to seconds of lag. The turnstile instead queues the actors that yield
-and lets at most `width` of them through per pass of the loop, in the order
-they came. A pass then holds a bounded amount of work whatever the number
-of sessions, and every actor still gets its turn: first come, first
-through, nobody skipped. With fewer busy sessions than `width`, none waits
-longer than a pass, as with `sleep(0)`.
+A session's actor that has a full share of driver events waiting would
+handle it without ever suspending while its channels have room; yielding
+with `asyncio.sleep(0)` puts it straight back in the loop's ready queue.
+With a thousand sessions streaming at once, one pass of the loop then runs
+a thousand shares (and what their sinks do with them) before a timer, a
+socket or an app's command is looked at again: up to seconds of lag. The
+turnstile instead queues the tasks that take a turn and lets at most
+`width` of them through per pass of the loop, in the order they came. A
+pass then holds a bounded amount of work whatever the number of sessions,
+and every task still gets its turn: first come, first through, nobody
+skipped. With fewer busy sessions than `width`, none waits longer than a
+pass or two.
 
-The same goes for the other side of the engine: a driver sends through
-`TakingTurns`, which yields through the turnstile after each share of
-events, so a thousand agents' reads do not fill one pass either.
+Who takes a turn (`actors/session.py`): an actor before a full share, and
+before any batch while others are waiting (so a crowd woken at once, say a
+thousand sessions prompted together, queues too); a driver, through
+`TakingTurns`, before each share it sends after its first few events (an
+agent's first words go out at once, so a short answer is never held
+back).
 
 There is one turnstile per event loop (`turnstile()`): fairness is the
-loop's, whichever runtime the sessions belong to. An actor waiting here
-holds nothing (it yields between batches, never while sending), so a
-stalled session cannot keep the others out.
+loop's, whichever runtime the sessions belong to. A task waiting here
+holds nothing (turns are taken between batches, never while sending), so
+a stalled session cannot keep the others out.
 """
 
 from __future__ import annotations
@@ -32,11 +36,12 @@ from typing import Generic, TypeVar
 
 from ..pipeline.channels import Channel
 
-__all__ = ["WIDTH", "TakingTurns", "Turnstile", "turnstile"]
+__all__ = ["FIRST_WORDS", "WIDTH", "TakingTurns", "Turnstile", "turnstile"]
 
 T = TypeVar("T")
 
 WIDTH = 16  # actors let through per pass of the loop
+FIRST_WORDS = 8  # a driver's first events, sent before its first turn
 
 
 class Turnstile:
@@ -92,13 +97,17 @@ def turnstile() -> Turnstile:
 
 
 class TakingTurns(Generic[T]):
-    """A sender into `channel` that takes a turn after every `share` items sent."""
+    """A sender into `channel`: its first `FIRST_WORDS` items at once, then a turn
+    before each `share` items."""
 
     def __init__(self, channel: Channel[T], share: int, turns: Turnstile | None = None) -> None:
         """`turns`: the turnstile to take turns at; the running loop's by default."""
         self._channel = channel
         self._share = share
-        self._sent = share  # since the last turn taken: the first share takes one too
+        # Counted since the last turn taken. The first few events go at once (an
+        # agent's first words are not held back: a session closed right after its
+        # prompt still gets a short answer out); then a turn, then one a share.
+        self._sent = max(0, share - FIRST_WORDS)
         self._turns = turns
 
     async def send(self, item: T) -> None:

@@ -8,14 +8,15 @@ driver.run ─► driver_events ─► [engine] ─► events_out ─► FanOut 
 
 The actor loop feeds the engine a batch of driver events at a time (what
 the driver holds, at most `_FAIR_SHARE`) and only when the previous output
-has gone out, as one batch; before a full share it takes its turn at the
-loop's turnstile (`_turnstile.py`: many busy sessions take turns, and so do
-their drivers). While `events_out` is full the loop waits, `driver_events`
-fills, and the driver stops reading the agent: backpressure, nothing
-dropped. Commands (`prompt`, `answer`, `cancel`, `close`...) call the
-engine directly from the caller's task and forward what it decided to the
-agent at once, so they are never queued behind the event path; their
-events join the outbox, which the loop flushes in order.
+has gone out, as one batch; before a full share, or while others wait for
+theirs, it takes its turn at the loop's turnstile (`_turnstile.py`: many
+busy sessions take turns, and so do their drivers). While `events_out` is
+full the loop waits, `driver_events` fills, and the driver stops reading
+the agent: backpressure, nothing dropped. Commands (`prompt`, `answer`,
+`cancel`, `close`...) call the engine directly from the caller's task and
+forward what it decided to the agent at once, so they are never queued
+behind the event path; their events join the outbox, which the loop
+flushes in order.
 
 Lifecycle: `run` returns after the session ended (closed by the app, the
 agent died, or the wire failed) and every sink has seen `Closed`.
@@ -211,10 +212,11 @@ class SessionActor:
                 await self._flush_outbox()
                 return
             if len(driver_events):
-                if len(driver_events) >= _FAIR_SHARE:
-                    # A full share: nothing here would suspend while channels
-                    # have room, so first let the other sessions (and the
-                    # app's commands) run, a bounded number per pass of the loop.
+                if len(driver_events) >= _FAIR_SHARE or turns.waiting:
+                    # A full share (nothing here would suspend while channels
+                    # have room), or others already waiting for their turn: let
+                    # them (and the app's commands) run first, a bounded number
+                    # per pass of the loop.
                     await turns.take_turn()
                 # What the driver holds, as one batch (no wait: it is there).
                 batch = await driver_events.receive_batch(_FAIR_SHARE)

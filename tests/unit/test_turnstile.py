@@ -7,7 +7,7 @@ import gc
 import weakref
 
 import pytest
-from corral.actors._turnstile import TakingTurns, Turnstile, turnstile
+from corral.actors._turnstile import FIRST_WORDS, TakingTurns, Turnstile, turnstile
 from corral.pipeline.channels import Channel
 
 from tests.support.passes import Passes
@@ -97,17 +97,20 @@ class _CountingGate(Turnstile):
         await super().take_turn()
 
 
-async def test_a_sender_takes_a_turn_before_each_share_it_sends() -> None:
+async def test_a_sender_sends_its_first_words_then_takes_a_turn_each_share() -> None:
     channel: Channel[int] = Channel(100)
     gate = _CountingGate()
-    sender = TakingTurns(channel, share=3, turns=gate)
+    share = FIRST_WORDS + 2
+    sender = TakingTurns(channel, share=share, turns=gate)
     turns_before: list[int] = []
-    for item in range(7):
+    for item in range(FIRST_WORDS + share + 1):
         await sender.send(item)
         turns_before.append(gate.turns)
-    # Before items 0, 3 and 6: the first share waits its turn too.
-    assert turns_before == [1, 1, 1, 2, 2, 2, 3]
-    await sender.send_batch([7, 8, 9, 10])  # a batch counts as its items
-    await sender.send(11)
-    assert gate.turns == 4
-    assert [channel.try_receive() for _ in range(12)] == list(range(12))
+    # The first words go at once; then a turn, then one before each share.
+    assert turns_before == [0] * FIRST_WORDS + [1] * share + [2]
+    sent = len(turns_before)
+    await sender.send_batch(list(range(sent, sent + share)))  # a batch counts as its items
+    await sender.send(sent + share)
+    assert gate.turns == 3
+    total = sent + share + 1
+    assert [channel.try_receive() for _ in range(total)] == list(range(total))
