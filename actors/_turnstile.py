@@ -100,8 +100,7 @@ class TakingTurns(Generic[T]):
     """A sender into `channel`: its first `FIRST_WORDS` items at once, then a turn
     before each `share` items."""
 
-    def __init__(self, channel: Channel[T], share: int, turns: Turnstile | None = None) -> None:
-        """`turns`: the turnstile to take turns at; the running loop's by default."""
+    def __init__(self, channel: Channel[T], share: int, turns: Turnstile) -> None:
         self._channel = channel
         self._share = share
         # Counted since the last turn taken. The first few events go at once (an
@@ -124,6 +123,4 @@ class TakingTurns(Generic[T]):
 
     async def _take_turn(self) -> None:
         self._sent = 0
-        if self._turns is None:
-            self._turns = turnstile()
         await self._turns.take_turn()

@@ -59,7 +59,7 @@ from ..pipeline.records import SinkItem
 from ..pipeline.sizes import item_size
 from ..pipeline.stages import FanOut, Sink
 from ..pipeline.wakeup import Wakeup
-from ._turnstile import TakingTurns, turnstile
+from ._turnstile import TakingTurns, Turnstile, turnstile
 from .engine import Engine, Pending
 
 __all__ = ["ActorSettings", "FallibleSink", "SessionActor"]
@@ -160,9 +160,10 @@ class SessionActor:
             consumers.append(
                 tasks.create_task(sink.run(channel), name=f"{self.session_id}-{sink.name}")
             )
-        tasks.create_task(self._run_driver(), name=f"{self.session_id}-driver")
+        turns = turnstile()  # the loop's: this session's actor and driver take turns there
+        tasks.create_task(self._run_driver(turns), name=f"{self.session_id}-driver")
         try:
-            await self._loop()
+            await self._loop(turns)
         except BaseException:
             self._final = True
             raise
@@ -191,18 +192,17 @@ class SessionActor:
         await self._flush_outbox()
         self.events_out.close()
 
-    async def _run_driver(self) -> None:
+    async def _run_driver(self, turns: Turnstile) -> None:
         try:
-            await self.driver.run(TakingTurns(self.driver_events, _FAIR_SHARE))
+            await self.driver.run(TakingTurns(self.driver_events, _FAIR_SHARE, turns))
         except BrokenChannel:
             pass  # the session is over; nobody reads the driver's events any more
         finally:
             self.driver_events.close()
 
-    async def _loop(self) -> None:
+    async def _loop(self, turns: Turnstile) -> None:
         engine = self.engine
         driver_events = self.driver_events
-        turns = turnstile()
         while True:
             if engine.outbox or engine.status is not self._status_seen:
                 await self._flush_outbox()

@@ -59,7 +59,7 @@ def measure_on_ray(sessions: int, events: int, address: str) -> Scale:
         argv = [*_NAMESPACE, *argv]
     environ = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     done = subprocess.run(argv, capture_output=True, check=True, timeout=1800, env=environ)
-    last = done.stdout.strip().splitlines()[-1]  # the figures are the last line
+    last = done.stdout.strip().rsplit(b"\n", 1)[-1]  # the figures are the last line
     return Scale(**orjson.loads(last))
 
 

@@ -56,7 +56,7 @@ class Event:
             object.__setattr__(self, "_json", encoded)
         return encoded
 
-    def reuse_kind_json(self, encoded: bytes | None) -> None:
+    def reuse_kind_json(self, encoded: bytes) -> None:
         """`encoded`: `encode_kind(self.kind)`, made already (by the driver event this
         event comes from, when a channel measured it), for `json` to reuse."""
         object.__setattr__(self, "_kind_json", encoded)
