@@ -16,9 +16,9 @@ pass or two.
 Who takes a turn (`actors/session.py`): an actor before a full share, and
 before any batch while others are waiting (so a crowd woken at once, say a
 thousand sessions prompted together, queues too); a driver, through
-`TakingTurns`, before each share it sends after its first few events (an
-agent's first words go out at once, so a short answer is never held
-back).
+`TakingTurns`, after its first few events and then after each share it
+sends (an agent's first words go out at once, so a short answer is never
+held back, and a driver never holds an event while it waits).
 
 There is one turnstile per event loop (`turnstile()`): fairness is the
 loop's, whichever runtime the sessions belong to. A task waiting here
@@ -98,7 +98,13 @@ def turnstile() -> Turnstile:
 
 class TakingTurns(Generic[T]):
     """A sender into `channel`: its first `FIRST_WORDS` items at once, then a turn
-    before each `share` items."""
+    after each `share` items.
+
+    The turn comes after a send, never between an item and its send: a driver
+    waiting for its turn holds nothing it has read, so what the agent said is
+    in the channel (where a command takes it in first, `actors/session.py`)
+    as soon as the driver has it.
+    """
 
     def __init__(self, channel: Channel[T], share: int, turns: Turnstile) -> None:
         self._channel = channel
@@ -110,16 +116,16 @@ class TakingTurns(Generic[T]):
         self._turns = turns
 
     async def send(self, item: T) -> None:
+        await self._channel.send(item)
+        self._sent += 1
         if self._sent >= self._share:
             await self._take_turn()
-        self._sent += 1
-        await self._channel.send(item)
 
     async def send_batch(self, batch: Sequence[T]) -> None:
+        await self._channel.send_batch(batch)
+        self._sent += len(batch)
         if self._sent >= self._share:
             await self._take_turn()
-        self._sent += len(batch)
-        await self._channel.send_batch(batch)
 
     async def _take_turn(self) -> None:
         self._sent = 0

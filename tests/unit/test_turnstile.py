@@ -102,15 +102,29 @@ async def test_a_sender_sends_its_first_words_then_takes_a_turn_each_share() -> 
     gate = _CountingGate()
     share = FIRST_WORDS + 2
     sender = TakingTurns(channel, share=share, turns=gate)
-    turns_before: list[int] = []
+    turns_after: list[int] = []
     for item in range(FIRST_WORDS + share + 1):
         await sender.send(item)
-        turns_before.append(gate.turns)
-    # The first words go at once; then a turn, then one before each share.
-    assert turns_before == [0] * FIRST_WORDS + [1] * share + [2]
-    sent = len(turns_before)
-    await sender.send_batch(list(range(sent, sent + share)))  # a batch counts as its items
-    await sender.send(sent + share)
+        turns_after.append(gate.turns)
+    # The first words go at once, then a turn; then a turn after each share.
+    assert turns_after == [0] * (FIRST_WORDS - 1) + [1] * share + [2, 2]
+    sent = len(turns_after)
+    await sender.send_batch(list(range(sent, sent + share - 1)))  # a batch counts as its items
     assert gate.turns == 3
-    total = sent + share + 1
+    total = sent + share - 1
     assert [channel.try_receive() for _ in range(total)] == list(range(total))
+
+
+async def test_a_sender_waiting_for_its_turn_has_sent_what_it_was_given() -> None:
+    channel: Channel[int] = Channel(100)
+    gate = Turnstile(width=1)
+    sender = TakingTurns(channel, share=FIRST_WORDS, turns=gate)
+    for item in range(FIRST_WORDS - 1):
+        await sender.send(item)
+    others = [asyncio.ensure_future(gate.take_turn()) for _ in range(3)]  # a queue before it
+    await asyncio.sleep(0)
+    last = asyncio.ensure_future(sender.send(FIRST_WORDS - 1))
+    await asyncio.sleep(0)
+    assert not last.done()  # it waits behind the others...
+    assert len(channel) == FIRST_WORDS  # ...with its item already in the channel
+    await asyncio.gather(last, *others)
