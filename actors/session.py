@@ -16,7 +16,9 @@ the agent: backpressure, nothing dropped. Commands (`prompt`, `answer`,
 `cancel`, `close`...) call the engine directly from the caller's task and
 forward what it decided to the agent at once, so they are never queued
 behind the event path; their events join the outbox, which the loop
-flushes in order.
+flushes in order. What the driver already handed over goes into the engine
+first (unless the loop is waiting on the sinks): the agent said it before
+the command, so a prompt's `TurnStarted` follows it, as in the wire.
 
 Lifecycle: `run` returns after the session ended (closed by the app, the
 agent died, or the wire failed) and every sink has seen `Closed`.
@@ -138,6 +140,7 @@ class SessionActor:
         self._status_seen = engine.status
         self._status_changed = asyncio.Event()
         self._sent = 0  # records sent to the sinks
+        self._sinks_behind = False  # the loop waits for room in `events_out`
         self._final = False  # the last records are going out: nothing more joins
         self._ending = False
         self._on_ending = on_ending
@@ -218,9 +221,10 @@ class SessionActor:
                     # them (and the app's commands) run first, a bounded number
                     # per pass of the loop.
                     await turns.take_turn()
-                # What the driver holds, as one batch (no wait: it is there).
-                batch = await driver_events.receive_batch(_FAIR_SHARE)
-                engine.on_driver_events(batch)
+                # What the driver holds, as one batch (a command may have taken it in).
+                batch = driver_events.take_ready(_FAIR_SHARE)
+                if batch:
+                    engine.on_driver_events(batch)
                 continue
             if driver_events.closed:
                 # The driver ended without saying why; the agent is gone.
@@ -246,7 +250,11 @@ class SessionActor:
         while outbox:
             records = list(outbox)
             outbox.clear()  # what a command adds meanwhile goes in the next batch
-            await self.events_out.send_batch(records)
+            self._sinks_behind = True  # while this waits, commands leave the driver's events
+            try:
+                await self.events_out.send_batch(records)
+            finally:
+                self._sinks_behind = False
             self._sent += len(records)
         if self.engine.status is not self._status_seen:
             self._announce_status()
@@ -324,7 +332,19 @@ class SessionActor:
     async def _call(self, action: Callable[[], T | Pending]) -> T:
         if self._ending:
             raise CorralError(ErrorKind.SESSION_CLOSED, f"session {self.session_id} has ended")
+        self._take_in_arrived()
         return await self._settle(action())
+
+    def _take_in_arrived(self) -> None:
+        """Before a command, the driver's events that came before it: the agent said
+        them first (as the wire recording has them), so a prompt's `TurnStarted`
+        follows what was said between turns, and a prompt after a turn that has in
+        fact ended starts at once. Not while the loop waits on the sinks: then the
+        driver's channel is the backpressure, and what it holds waits its turn."""
+        engine = self.engine
+        if len(self.driver_events) and not self._sinks_behind and not engine.finished:
+            self._kick()  # the loop sends what this makes (or sees the engine broken)
+            engine.on_driver_events(self.driver_events.take_ready(self.settings.driver_capacity))
 
     async def prompt(self, text: str, attachments: tuple[str, ...] = ()) -> Delivery:
         result: Delivery = await self._call(lambda: self.engine.prompt(text, attachments))

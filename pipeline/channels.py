@@ -294,23 +294,24 @@ class Channel(Generic[T]):
                 raise
 
     async def receive_batch(self, limit: int = 256) -> list[T]:
-        """Everything available now (at most `limit`), waiting for at least one.
-
+        """Everything available now (at most `limit`), waiting for at least one;
         EndOfChannel at the clean end, like `receive`: per-item costs paid per batch."""
-        batch, _ = await self.receive_sized(limit)
-        return batch
+        return (await self.receive_sized(limit))[0]
 
     async def receive_sized(self, limit: int = 256) -> tuple[list[T], list[int] | None]:
-        """`receive_batch`, with the items' sizes (None without a byte bound).
-
-        A stage that passes the batch on to other byte-bounded channels (the
-        fan-out) hands them the sizes, so an item is measured once, not per hop.
-        """
-        items = self._items
-        if not items:
+        """`receive_batch`, with the items' sizes (None without a byte bound): the
+        fan-out hands them on, so an item is measured once, not per hop."""
+        if not self._items:
             await self._until_item()
-        count = min(len(items), limit)
-        batch = _take(items, count)
+        return self._take_sized(limit)
+
+    def take_ready(self, limit: int = 256) -> list[T]:
+        """What is held now (at most `limit`), never waiting: [] when empty, even at the end."""
+        return self._take_sized(limit)[0] if self._items else []
+
+    def _take_sized(self, limit: int) -> tuple[list[T], list[int] | None]:
+        count = min(len(self._items), limit)
+        batch = _take(self._items, count)
         self._received += count
         sizes: list[int] | None = None
         if self._size is not None:

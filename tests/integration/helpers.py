@@ -1,4 +1,5 @@
-"""In-process helpers: a sink that can be stalled, and a flood of text.
+"""In-process helpers: a sink that can be stalled, a flood of text, a catalog of one
+driver object.
 
 Waiting on a condition is `tests.support.waiting`'s job.
 """
@@ -8,8 +9,10 @@ from __future__ import annotations
 import asyncio
 
 from corral.pipeline.channels import Channel
-from corral.pipeline.events import Event
+from corral.pipeline.driver import Driver
+from corral.pipeline.events import AgentDetails, Event
 from corral.pipeline.records import SinkItem
+from corral.sources.catalog import Catalog, CatalogEntry
 
 
 class GateSink:
@@ -50,3 +53,17 @@ def text_turn(count: int) -> dict[str, object]:
             ]
         ]
     }
+
+
+def catalog_of(driver: Driver, entry_id: str) -> Catalog:
+    """A catalog whose one agent, `entry_id`, is `driver` (a live source without a process)."""
+    entry = CatalogEntry(
+        id=entry_id,
+        name=f"the test driver {entry_id}",
+        executable="",
+        install_hint="",
+        make_driver=lambda *_: driver,
+        details=AgentDetails(),
+        builtin=True,
+    )
+    return Catalog([entry])

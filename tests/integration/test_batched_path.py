@@ -34,11 +34,10 @@ from corral.pipeline.driver import (
 from corral.pipeline.events import AgentDetails, Cancelled, Completed, Event, TextDelta, TurnEnded
 from corral.sources._jsonrpc import Incoming, JsonRpcPeer, RpcNotification
 from corral.sources._process import AgentProcess
-from corral.sources.catalog import Catalog, CatalogEntry
 
 from tests.support.waiting import until
 
-from .helpers import GateSink
+from .helpers import GateSink, catalog_of
 
 SMALL = RuntimeSettings(actor=ActorSettings(driver_capacity=4, events_capacity=8, sink_capacity=8))
 PER_READ = 50  # driver events per batch: more than any channel above holds
@@ -89,19 +88,6 @@ class BatchingDriver:
         self._go.set()
 
 
-def _catalog(driver: BatchingDriver) -> Catalog:
-    entry = CatalogEntry(
-        id="batching",
-        name="a batching source",
-        executable="",
-        install_hint="",
-        make_driver=lambda *_: driver,
-        details=AgentDetails(),
-        builtin=True,
-    )
-    return Catalog([entry])
-
-
 async def _drain(session: Session, into: list[Event]) -> None:
     async for event in session.events():
         into.append(event)
@@ -120,7 +106,7 @@ def _source_blocked(session: Session) -> bool:
 async def test_order_and_sequence_numbers_hold_across_batch_boundaries() -> None:
     driver, gate = BatchingDriver(), GateSink()
     gate.gate.set()
-    async with Runtime(catalog=_catalog(driver), settings=SMALL) as rt:
+    async with Runtime(catalog=catalog_of(driver, "batching"), settings=SMALL) as rt:
         session = await rt.open("batching", dir=".", extra_sinks=[gate])
         app_events: list[Event] = []
         async with asyncio.timeout(30), asyncio.TaskGroup() as tasks:
@@ -141,7 +127,7 @@ async def _stalled(
     """A turn whose sink stalls until the source is blocked mid-batch and
     `while_blocked` has run; every event the app saw."""
     gate = GateSink()
-    async with Runtime(catalog=_catalog(driver), settings=SMALL) as rt:
+    async with Runtime(catalog=catalog_of(driver, "batching"), settings=SMALL) as rt:
         session = await rt.open("batching", dir=".", extra_sinks=[gate])
         app_events: list[Event] = []
         async with asyncio.TaskGroup() as tasks:
