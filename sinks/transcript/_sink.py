@@ -123,14 +123,12 @@ class TranscriptSink:
         try:
             while True:
                 try:
-                    first = await items_in.receive()
+                    batch = await items_in.receive_batch(_BATCH)
                 except EndOfChannel:
                     return
-                batch = [first]
-                _take_into(batch, items_in)
                 if self._linger > 0 and len(batch) < _FULL_ENOUGH and not _ends_a_turn(batch):
                     await asyncio.sleep(self._linger)
-                    _take_into(batch, items_in)
+                    batch += items_in.take_ready(_BATCH - len(batch))
                 try:
                     await self._off_loop(functools.partial(self.writer.write, batch))
                 except TranscriptWriteError as error:
@@ -184,15 +182,6 @@ class TranscriptSink:
             "reason": error.reason,
             "last_sequence": self.writer.counts.last_sequence,
         }
-
-
-def _take_into(batch: list[SinkItem], items_in: Channel[SinkItem]) -> None:
-    """Move what waits in the channel to `batch`, up to its size limit."""
-    try:
-        while len(batch) < _BATCH and (item := items_in.try_receive()) is not None:
-            batch.append(item)
-    except EndOfChannel:
-        pass  # the next receive sees the end
 
 
 def _ends_a_turn(batch: list[SinkItem]) -> bool:
