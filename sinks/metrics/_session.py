@@ -140,6 +140,7 @@ class SessionMetrics:
         self._add_up(tally, now)
 
     def _add_up(self, tally: _Tally, now: float) -> None:
+        tally.settle()
         for labels, count in tally.kinds.items():
             self._m.events.inc(labels, float(count))
         for occurred, count in tally.times.items():
@@ -205,8 +206,10 @@ class SessionMetrics:
         if labels is None:
             labels = self._kind_labels[kind_type] = (self._agent, kind_type.__name__)
         tally.kinds[labels] = tally.kinds.get(labels, 0) + 1
-        if occurred.secs > 0:
-            tally.times[occurred] = tally.times.get(occurred, 0) + 1
+        if occurred is tally.last:  # a batch's events share one time: counted apart
+            tally.last_count += 1
+        elif occurred.secs > 0:
+            tally.switch(occurred)
         if kind_type in _OUTPUT_KINDS:
             self._first_output(event)
         if kind_type in _COUNTED_ONLY:
@@ -350,11 +353,25 @@ class _Tally:
     """A batch's events added up: per kind (the events counter) and per time
     made (the delivery histogram: events made at once were delivered at once)."""
 
-    __slots__ = ("kinds", "times")
+    __slots__ = ("kinds", "last", "last_count", "times")
 
     def __init__(self) -> None:
         self.kinds: dict[tuple[str, str], int] = {}
         self.times: dict[SystemTime, int] = {}
+        # The latest time and its events, not yet in `times` (no hashing while it lasts).
+        self.last: SystemTime | None = None
+        self.last_count = 0
+
+    def switch(self, occurred: SystemTime) -> None:
+        """The events from here on were made at `occurred`."""
+        self.settle()
+        self.last, self.last_count = occurred, 1
+
+    def settle(self) -> None:
+        """`times` complete: the latest time's events in it too."""
+        if self.last is not None:
+            self.times[self.last] = self.times.get(self.last, 0) + self.last_count
+            self.last, self.last_count = None, 0
 
 
 class MetricsSink:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import attrs
 import pytest
 from corral.pipeline.channels import Channel
 from corral.pipeline.errors import ErrorKind
@@ -234,6 +235,23 @@ def test_every_event_is_counted_by_kind_with_its_delivery_latency(metrics: Metri
     feed(metrics, Stream().opened().at(99.5).event(ContextCompacted(), in_turn=False))
     assert value(metrics, "corral_events_total", agent="mock", kind="ContextCompacted") == 1
     assert value(metrics, "corral_event_delivery_seconds_sum") == 0.5
+
+
+def test_a_batch_counts_each_event_at_the_time_it_was_made(metrics: Metrics) -> None:
+    stream = Stream().opened().at(99.0).event(ContextCompacted(), in_turn=False)
+    stream.at(99.5).event(ContextCompacted(), in_turn=False).event(
+        ContextCompacted(), in_turn=False
+    )
+    stream.at(99.0).event(ContextCompacted(), in_turn=False)
+    opened, *events = stream.records
+    # The engine's events of one batch share one reading of the clock (one object).
+    events[2] = attrs.evolve(events[2], occurred_at=events[1].occurred_at)
+    sink = metrics.sink(stream.session_id, stream.agent, "/tmp")
+    sink.session.observe(opened)
+    sink.session.observe_batch(events)
+    assert value(metrics, "corral_event_delivery_seconds_count") == 4
+    assert value(metrics, "corral_event_delivery_seconds_sum") == 1.0 + 0.5 + 0.5 + 1.0
+    assert value(metrics, "corral_events_total", agent="mock", kind="ContextCompacted") == 4
 
 
 def test_agents_beyond_the_cap_become_other() -> None:
