@@ -38,9 +38,10 @@ _DELTAS = (TextDelta, ReasoningDelta, ToolOutputDelta)
 
 def item_size(item: object) -> int:
     """The bytes `item` (an Event, a DriverEvent, a sink record) keeps alive, roughly."""
-    kind = getattr(item, "kind", None)
-    if isinstance(kind, _DELTAS) and not getattr(item, "extensions", None):
-        return ITEM_OVERHEAD + len(kind.text)
+    if type(item) is Event or type(item) is Emitted:  # the items with a kind
+        kind = item.kind
+        if isinstance(kind, _DELTAS) and not item.extensions:
+            return ITEM_OVERHEAD + len(kind.text)
     try:
         if type(item) is Event:  # its JSON, which every sink then shares
             return ITEM_OVERHEAD + len(item.json())
