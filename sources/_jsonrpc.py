@@ -35,6 +35,7 @@ import orjson
 from ..pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ..pipeline.errors import AgentGone
 from ..pipeline.framing import DEFAULT_MAX_LINE
+from ..pipeline.plain import plain, slot_maker
 from ..pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from ._kit.problems import ProblemKind, WireProblem
 from ._process import AgentProcess
@@ -70,6 +71,18 @@ class RpcNotification:
     params: Any
     size: int = attrs.field(default=0, eq=False)  # bytes read from the agent for it, roughly
 
+
+def _notification_maker() -> Callable[[str, Any, int], RpcNotification]:
+    """`RpcNotification(method, params, size)`, through the slots while it is plain
+    (`pipeline/plain.py`): most of what an agent sends is notifications."""
+    fields = ("method", "params", "size")
+    if not plain(RpcNotification, fields):
+        return RpcNotification
+    made: Callable[[str, Any, int], RpcNotification] = slot_maker(RpcNotification, fields)
+    return made
+
+
+new_notification = _notification_maker()
 
 WireNoise = WireProblem  # the name the peer's callers knew it by
 
@@ -192,7 +205,7 @@ class JsonRpcPeer:
                 if (request_id := item.get("id")) is not None:
                     batch.append(RpcRequest(request_id, method, item.get("params"), size))
                 else:
-                    batch.append(RpcNotification(method, item.get("params"), size))
+                    batch.append(new_notification(method, item.get("params"), size))
                 continue
             message_id = item.get("id")
             waiter = self._waiting.pop(message_id, None) if isinstance(message_id, int) else None

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from ...pipeline.driver import DriverCommand, Emitted
 from ...pipeline.errors import CorralError
-from ...pipeline.events import Event, EventKind, SessionInfo, SystemTime, TurnContext
+from ...pipeline.events import EventKind, SessionInfo, SystemTime, TurnContext, new_event
 from ...pipeline.extensions import wire_extensions
 from ...pipeline.records import Closed, CloseReason, Opened, Prompted, SessionFailed, SinkItem
 from ._state import QueuedPrompt
@@ -69,19 +69,12 @@ class Output:
     ) -> None:
         """The next event; `said`: the driver event it comes from, if any."""
         self.sequence += 1
-        event = Event(
-            sequence=self.sequence,
-            session_id=self.session_id,
-            kind=kind,
-            occurred_at=self.now_wall(),
-            turn_info=turn_info,
-            extensions=wire_extensions(said, extensions),
+        # The kind's JSON, if a channel measured the driver's event on its way in.
+        encoded = said.encoded_kind() if said is not None and said.kind is kind else None
+        at, extended = self.now_wall(), wire_extensions(said, extensions)
+        self.outbox.append(
+            new_event(self.sequence, self.session_id, kind, at, turn_info, extended, encoded)
         )
-        if said is not None and said.kind is kind:
-            encoded = said.encoded_kind()  # made if a channel measured it on its way in
-            if encoded is not None:
-                event.reuse_kind_json(encoded)
-        self.outbox.append(event)
 
     def record(self, item: SinkItem) -> None:
         """A record without a sequence number (a prompt, a decision, the session's ends)."""

@@ -34,7 +34,7 @@ from ._discovery import (
     InstallationSource,
     MissingAgent,
 )
-from ._event import Event, TurnContext, encode_kind
+from ._event import Event, TurnContext, encode_kind, new_event
 from ._kinds import (
     AgentOrigin,
     Cancelled,
@@ -214,6 +214,7 @@ __all__ = [
     "config_value_from_wire",
     "encode_kind",
     "kind_from_wire",
+    "new_event",
     "request_from_wire",
     "stop_from_wire",
     "stop_to_wire",

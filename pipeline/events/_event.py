@@ -8,16 +8,18 @@ namespaced by source (`claude/raw_frame`, `corral/decision`, ...).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import orjson
 
+from ..plain import plain, slot_maker
 from ._kinds import EventKind, kind_from_wire
 from ._session import SystemTime
 from ._shape import Fields
 
-__all__ = ["Event", "TurnContext", "encode_kind"]
+__all__ = ["Event", "TurnContext", "encode_kind", "new_event"]
 
 _EPOCH = SystemTime(0, 0)
 # The (time, turn, session) last encoded and their JSON: one tuple, replaced whole, so
@@ -117,3 +119,53 @@ def _encode(event: Event) -> bytes:
         kind,
         extensions,
     )
+
+
+# `new_event`: what the engine makes each event with (`actors/engine/_output.py`).
+EventMaker = Callable[
+    [int, str, EventKind, SystemTime, TurnContext | None, dict[str, Any], bytes | None], Event
+]
+_FIELDS = (
+    "sequence",
+    "session_id",
+    "kind",
+    "occurred_at",
+    "turn_info",
+    "extensions",
+    "_json",
+    "_kind_json",
+)
+
+
+def _constructed(
+    sequence: int,
+    session_id: str,
+    kind: EventKind,
+    occurred_at: SystemTime,
+    turn_info: TurnContext | None,
+    extensions: dict[str, Any],
+    kind_json: bytes | None,
+) -> Event:
+    event = Event(
+        sequence=sequence,
+        session_id=session_id,
+        kind=kind,
+        occurred_at=occurred_at,
+        turn_info=turn_info,
+        extensions=extensions,
+    )
+    if kind_json is not None:
+        event.reuse_kind_json(kind_json)
+    return event
+
+
+def _event_maker() -> EventMaker:
+    """`Event(...)`, its kind's JSON reused if given (`reuse_kind_json`); through the
+    slots while `Event` is plain (`pipeline/plain.py`), else the constructor."""
+    if not plain(Event, _FIELDS):
+        return _constructed
+    made: EventMaker = slot_maker(Event, _FIELDS, fixed={"_json": None})
+    return made
+
+
+new_event = _event_maker()

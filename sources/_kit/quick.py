@@ -1,16 +1,12 @@
 """The bulk of a stream, built with the least Python: `Emitted(kind=Delta(message_id, text))`.
 
 A flood of text chunks is most of what an agent says, and for each the
-source builds two frozen attrs values. attrs' generated `__init__` of a
-frozen class sets each field through `object.__setattr__` with keyword
-arguments; setting the slots through their descriptors, in one straight
-function, does the same with ~60% of the instructions (9k against 16k for the
-pair, measured under cachegrind). That is only the same when
-the classes are plain: slotted, with no validator, converter or init hook,
-and the fields this module names. `text_emitter` checks that once, when it
-is made, and otherwise hands out the classes' own constructors, so a change
-to the events makes this slower, never wrong (`tests/unit/test_quick.py`
-holds the two ways equal).
+source builds two frozen attrs values. Built through their slots
+(`pipeline/plain.py`: when that is the same, and why it is cheaper), the
+pair takes ~60% of the instructions (9k against 16k, measured under
+cachegrind). `text_emitter` checks once, when it is made, that both classes
+are plain, and otherwise hands out their own constructors
+(`tests/unit/test_quick.py` holds the two ways equal).
 """
 
 from __future__ import annotations
@@ -21,6 +17,7 @@ import attrs
 
 from ...pipeline.driver import Emitted
 from ...pipeline.events import ReasoningDelta, TextDelta, UserMessage
+from ...pipeline.plain import plain, slot_setters
 
 __all__ = ["text_emitter"]
 
@@ -41,19 +38,6 @@ _Delta = TextDelta | ReasoningDelta | UserMessage
 TextEmitter = Callable[[str, str], Emitted]
 
 
-def _plain(cls: type, names: tuple[str, ...]) -> bool:
-    """A slotted attrs class of exactly `names`, set as given (nothing runs on init)."""
-    if not attrs.has(cls) or "__slots__" not in cls.__dict__:
-        return False
-    fields = attrs.fields(cls)
-    hooks = ("__attrs_pre_init__", "__attrs_post_init__")
-    return (
-        tuple(field.name for field in fields) == names
-        and all(field.validator is None and field.converter is None for field in fields)
-        and not any(hasattr(cls, hook) for hook in hooks)
-    )
-
-
 def _defaults_plain() -> bool:
     """`Emitted(kind=...)` leaves every other field None, `extensions` a new `{}`, and
     no JSON of its kind made yet."""
@@ -71,13 +55,13 @@ def _general(delta: type[_Delta]) -> TextEmitter:
 def text_emitter(delta: type[_Delta]) -> TextEmitter:
     """`(message_id, text) -> Emitted(kind=delta(message_id=..., text=...))`, fast when
     both classes are plain."""
-    plain = _plain(delta, _DELTA_FIELDS) and _plain(Emitted, _EMITTED_FIELDS)
-    if not (plain and _defaults_plain()):
+    quick = plain(delta, _DELTA_FIELDS) and plain(Emitted, _EMITTED_FIELDS)
+    if not (quick and _defaults_plain()):
         return _general(delta)
     new = object.__new__
-    set_id, set_text = (delta.__dict__[name].__set__ for name in _DELTA_FIELDS)
-    kind, parent, tokens, model, problem, unknown, extensions, kind_json = (
-        Emitted.__dict__[name].__set__ for name in _EMITTED_FIELDS
+    set_id, set_text = slot_setters(delta, _DELTA_FIELDS)
+    kind, parent, tokens, model, problem, unknown, extensions, kind_json = slot_setters(
+        Emitted, _EMITTED_FIELDS
     )
 
     def emit(message_id: str, text: str) -> Emitted:
