@@ -68,6 +68,7 @@ from ._kinds import (
     kind_from_wire,
     stop_from_wire,
     stop_to_wire,
+    text_delta_parts,
 )
 from ._requests import (
     Answer,
@@ -219,6 +220,7 @@ __all__ = [
     "stop_from_wire",
     "stop_to_wire",
     "tag_of",
+    "text_delta_parts",
     "tool_input_from_wire",
     "tool_kind_from_wire",
 ]

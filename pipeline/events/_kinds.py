@@ -52,6 +52,7 @@ __all__ = [
     "kind_from_wire",
     "stop_from_wire",
     "stop_to_wire",
+    "text_delta_parts",
 ]
 
 
@@ -365,15 +366,23 @@ _READERS: dict[str, Callable[[Fields], EventKind]] = {
 _STATUSES = {status.value: status for status in SessionStatus}
 
 
-def kind_from_wire(raw: object, path: str = "kind") -> EventKind:
-    # Fast path for the commonest event of any stream; any doubt about its
-    # shape falls through to the checked readers below.
+def text_delta_parts(raw: object) -> tuple[str, str] | None:
+    """A `TextDelta`'s message id and text, when `raw` is exactly its wire shape (the
+    commonest event of any stream, read without the checked readers)."""
     if type(raw) is dict and len(raw) == 1:
         delta = raw.get("TextDelta")
         if type(delta) is dict and len(delta) == 2:
             message_id, text = delta.get("message_id"), delta.get("text")
             if type(message_id) is str and type(text) is str:
-                return TextDelta(message_id=message_id, text=text)
+                return message_id, text
+    return None
+
+
+def kind_from_wire(raw: object, path: str = "kind") -> EventKind:
+    # Fast path for the commonest event of any stream; any doubt about its
+    # shape falls through to the checked readers below.
+    if (parts := text_delta_parts(raw)) is not None:
+        return TextDelta(message_id=parts[0], text=parts[1])
     tag, payload = tag_of(raw, path, frozenset({"ContextCompacted"}))
     if tag == "ContextCompacted":
         return ContextCompacted()

@@ -16,6 +16,7 @@ from ...pipeline.commands import RollbackScope
 from ...pipeline.events import (
     Fields,
     ShapeError,
+    TextDelta,
     answer_from_wire,
     config_value_from_wire,
     kind_from_wire,
@@ -23,9 +24,13 @@ from ...pipeline.events import (
     stop_from_wire,
     stop_to_wire,
     tag_of,
+    text_delta_parts,
 )
+from .._kit.quick import text_emitter
 
 __all__ = ["decode_command", "decode_event", "encode_command", "encode_event"]
+
+_text = text_emitter(TextDelta)
 
 
 def encode_command(command: driver.DriverCommand) -> dict[str, Any]:
@@ -135,7 +140,10 @@ def decode_event(raw: object) -> driver.DriverEvent:
         and "tokens" not in emitted
         and "model" not in emitted
     ):
-        return driver.Emitted(kind=kind_from_wire(emitted["kind"], "Emitted.kind"))
+        kind = emitted["kind"]
+        if (parts := text_delta_parts(kind)) is not None:
+            return _text(*parts)  # the bulk of a stream, built through the slots
+        return driver.Emitted(kind=kind_from_wire(kind, "Emitted.kind"))
     tag, payload = tag_of(raw, "event")
     f = Fields(payload, tag)
     match tag:
