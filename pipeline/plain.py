@@ -7,7 +7,8 @@ their descriptors, in one straight function, makes the same object with
 about half the instructions (measured under cachegrind). That is only the
 same object when the class is *plain*: slotted, with no validator,
 converter or init hook, and exactly the fields the caller names, in order.
-`plain` checks that once, when a quick constructor is made; the makers
+`plain` checks that once, when a quick constructor is made (`slot_maker`
+checks it itself); the makers
 (`sources/_kit/quick.py` for a text chunk's two objects, `new_event` in
 `pipeline/events/_event.py` for an event, `new_notification` in
 `sources/_jsonrpc.py` for a JSON-RPC notification) fall back to the
@@ -46,12 +47,19 @@ def slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Setter, ...]:
 
 
 def slot_maker(
-    cls: type, names: tuple[str, ...], fixed: Mapping[str, object] | None = None
+    cls: type,
+    names: tuple[str, ...],
+    *,
+    otherwise: Callable[..., Any],
+    fixed: Mapping[str, object] | None = None,
 ) -> Callable[..., Any]:
     """A function of one positional argument per name (but the `fixed` ones, set to
-    their value), in order, making a `cls` through its slots (`cls` must be `plain`
-    for `names`). Written out as one straight function, as attrs writes its own
-    `__init__`: a loop over the setters would cost what the slots save."""
+    their value), in order, making a `cls` through its slots; `otherwise` (the same
+    call, by the constructor) when `cls` is not `plain` for `names`. Written out as
+    one straight function, as attrs writes its own `__init__`: a loop over the
+    setters would cost what the slots save."""
+    if not plain(cls, names):
+        return otherwise
     fixed = {} if fixed is None else fixed
     namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
     arguments, sets = [], []

@@ -35,7 +35,7 @@ import orjson
 from ..pipeline.decoding import JsonLinesDecoder, NotJson, Oversized
 from ..pipeline.errors import AgentGone
 from ..pipeline.framing import DEFAULT_MAX_LINE
-from ..pipeline.plain import plain, slot_maker
+from ..pipeline.plain import slot_maker
 from ..pipeline.telemetry import NULL_TELEMETRY, SessionTelemetry
 from ._kit.problems import ProblemKind, WireProblem
 from ._process import AgentProcess
@@ -72,17 +72,11 @@ class RpcNotification:
     size: int = attrs.field(default=0, eq=False)  # bytes read from the agent for it, roughly
 
 
-def _notification_maker() -> Callable[[str, Any, int], RpcNotification]:
-    """`RpcNotification(method, params, size)`, through the slots while it is plain
-    (`pipeline/plain.py`): most of what an agent sends is notifications."""
-    fields = ("method", "params", "size")
-    if not plain(RpcNotification, fields):
-        return RpcNotification
-    made: Callable[[str, Any, int], RpcNotification] = slot_maker(RpcNotification, fields)
-    return made
-
-
-new_notification = _notification_maker()
+# `RpcNotification(method, params, size)`, through the slots while it is plain
+# (`pipeline/plain.py`): most of what an agent sends is notifications.
+new_notification: Callable[[str, Any, int], RpcNotification] = slot_maker(
+    RpcNotification, ("method", "params", "size"), otherwise=RpcNotification
+)
 
 WireNoise = WireProblem  # the name the peer's callers knew it by
 

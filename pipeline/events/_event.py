@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import orjson
 
-from ..plain import plain, slot_maker
+from ..plain import slot_maker
 from ._kinds import EventKind, kind_from_wire
 from ._session import SystemTime
 from ._shape import Fields
@@ -159,13 +159,6 @@ def _constructed(
     return event
 
 
-def _event_maker() -> EventMaker:
-    """`Event(...)`, its kind's JSON reused if given (`reuse_kind_json`); through the
-    slots while `Event` is plain (`pipeline/plain.py`), else the constructor."""
-    if not plain(Event, _FIELDS):
-        return _constructed
-    made: EventMaker = slot_maker(Event, _FIELDS, fixed={"_json": None})
-    return made
-
-
-new_event = _event_maker()
+# `Event(...)`, its kind's JSON reused if given (`reuse_kind_json`); through the slots
+# while `Event` is plain (`pipeline/plain.py`), else the constructor.
+new_event: EventMaker = slot_maker(Event, _FIELDS, otherwise=_constructed, fixed={"_json": None})

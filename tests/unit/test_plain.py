@@ -96,7 +96,7 @@ def test_a_slot_maker_takes_the_fields_in_order_but_the_fixed_ones() -> None:
         second: object
         third: str
 
-    make = slot_maker(Three, ("first", "second", "third"), fixed={"second": None})
+    make = slot_maker(Three, ("first", "second", "third"), otherwise=Three, fixed={"second": None})
     assert make(1, "c") == Three(1, None, "c")
     with pytest.raises(TypeError):
         make(1, None, "c")  # a fixed field is not an argument
