@@ -83,7 +83,7 @@ class LineWriter:
         self.bytes_written = 0
         self.bytes_dropped = 0  # only after `discard`
         self._discarding = False
-        self._writing: asyncio.Future[None] | None = None
+        self._writing: asyncio.Task[Any] | None = None  # the task writing, while it writes
         self._readable = Wakeup(self.replies, self.lines)
 
     async def reply(self, line: bytes) -> None:
@@ -148,12 +148,14 @@ class LineWriter:
         if self._discarding:
             self.bytes_dropped += len(data)
             return
-        self._writing = asyncio.ensure_future(self._stream.write(data))
+        # Written from this task, not a task of its own (one fewer per batch):
+        # `discard` cancels this task while it writes, and only that cancel
+        # is taken back here.
+        self._writing = task = asyncio.current_task()
         try:
-            await self._writing
+            await self._stream.write(data)
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if not self._discarding or (current is not None and current.cancelling()):
+            if not self._discarding or task is None or task.uncancel() > 0:
                 raise
             self.bytes_dropped += len(data)
             return

@@ -73,3 +73,39 @@ async def test_a_line_larger_than_the_budget_goes_alone() -> None:
         await after
         writer.close()
     assert b"".join(stream.written) == huge + huge + small
+
+
+async def test_discard_ends_the_write_under_way_and_counts_what_is_left_as_dropped() -> None:
+    stream = StuckStream()
+    writer = LineWriter(stream)
+    async with asyncio.TaskGroup() as tasks:
+        running = tasks.create_task(writer.run())
+        await writer.line(b"first\n")
+        await settled()  # the first line is in the stuck write
+        await writer.line(b"second\n")
+        writer.discard()
+        writer.close()
+        await running  # the writer ends although the app never reads
+    assert stream.written == []
+    assert (writer.bytes_written, writer.bytes_dropped) == (0, len(b"first\nsecond\n"))
+    assert not writer.busy
+
+
+async def test_a_cancel_from_outside_still_cancels_the_writer_while_it_writes() -> None:
+    stream = StuckStream()
+    writer = LineWriter(stream)
+    running = asyncio.create_task(writer.run())
+    await writer.line(b"first\n")
+    await settled()
+    running.cancel()
+    await asyncio.wait([running])
+    assert running.cancelled()
+    # A cancel that comes with a discard is not swallowed by it either.
+    writer = LineWriter(stream)
+    running = asyncio.create_task(writer.run())
+    await writer.line(b"first\n")
+    await settled()
+    writer.discard()
+    running.cancel()
+    await asyncio.wait([running])
+    assert running.cancelled()
