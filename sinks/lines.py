@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..pipeline.channels import Channel, EndOfChannel
@@ -53,7 +54,7 @@ from ..pipeline.events import (
 from ..pipeline.extensions import decision_mark
 from ..pipeline.records import Closed, SessionFailed, SinkItem
 from ..pipeline.wakeup import Wakeup
-from ..pipeline.wire import closed_line, event_line, session_error_line
+from ..pipeline.wire import closed_line, event_line, event_lines, session_error_line
 
 __all__ = ["ByteStream", "LineSink", "LineWriter", "SessionTail"]
 
@@ -197,6 +198,18 @@ class SessionTail:
         if isinstance(item, Event):
             self.sequence = item.sequence
 
+    def saw_all(self, batch: Sequence[SinkItem]) -> None:
+        """`saw` each item of `batch`, in order; the bulk of a stream costs no call."""
+        last: Event | None = None
+        for item in batch:
+            if type(item) is Event:
+                last = item
+                if type(item.kind) in _PASSING:
+                    continue
+            self.saw(item)
+        if last is not None:
+            self.sequence = last.sequence
+
     def last_events(self, session_id: str, error: CorralError, at: SystemTime) -> list[Event]:
         """The events that end the stream as the engine would have: open requests
         withdrawn, the running turn ended `Failed`, then `Idle`."""
@@ -238,11 +251,10 @@ class LineSink:
         async for batch in items_in.batches():
             # One writer item per batch: the session's lines stay together and
             # in order, and the writer's channel is paid once, not per event.
-            lines = b"".join(_line(item) for item in batch)
+            lines = _lines(batch)
             if lines:
                 await self._writer.line(lines)
-            for item in batch:  # only once written: the tail is what the app has
-                self.tail.saw(item)
+            self.tail.saw_all(batch)  # only once written: the tail is what the app has
 
     async def abandon(self, session_id: str, error: CorralError) -> None:
         """The session crashed inside corral: end its stream after what was written."""
@@ -257,6 +269,15 @@ class LineSink:
         lines += closed_line(session_id)
         tail.failed = tail.closed = True
         await self._writer.line(lines)
+
+
+def _lines(batch: Sequence[SinkItem]) -> bytes:
+    """The lines of `batch`; a batch of events only (the bulk of a stream) is one
+    join of their JSON, with no call per event."""
+    events = [item for item in batch if type(item) is Event]
+    if len(events) < len(batch):
+        return b"".join(_line(item) for item in batch)
+    return event_lines(events)
 
 
 def _line(item: SinkItem) -> bytes:

@@ -18,7 +18,7 @@ from corral.pipeline.events import (
     TextDelta,
     TurnContext,
 )
-from corral.pipeline.wire import event_line
+from corral.pipeline.wire import event_line, event_lines
 
 from tests.support.schema import check_line
 
@@ -71,3 +71,13 @@ def test_an_event_encoded_after_others_keeps_its_own_time() -> None:
     assert other.json() == orjson.dumps(other.to_wire())
     assert first.json() == orjson.dumps(first.to_wire())
     assert orjson.loads(first.json())["occurred_at"]["secs_since_epoch"] == _AT.secs
+
+
+def test_a_batch_of_event_lines_is_each_event_line_in_turn() -> None:
+    delta = TextDelta(message_id="m-1", text='}\n{"event":')  # the joint, as text
+    events = [_event(1, delta), _event(2, ContextCompacted(), turn=None), _event(3, delta)]
+    joined = event_lines(events)
+    assert joined == b"".join(event_line(event) for event in events)
+    for line in joined.splitlines():
+        check_line(orjson.loads(line))
+    assert event_lines([]) == b""
