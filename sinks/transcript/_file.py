@@ -182,6 +182,9 @@ class LineFile:
         # Should even this fail, the torn tail stays; reopening the file cuts it (and counts it).
         with contextlib.suppress(OSError):
             os.ftruncate(self._fd, size)
+            # The next write goes where the file now ends, not where the torn one
+            # did: past the end, it would leave a hole of NUL bytes before it.
+            os.lseek(self._fd, size, os.SEEK_SET)
         self.size = size
 
     def sync(self) -> None:

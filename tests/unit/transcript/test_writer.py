@@ -155,6 +155,27 @@ def test_a_full_disk_is_a_clear_error_and_leaves_only_whole_lines(tmp_path: Path
     assert [e.sequence for e in read.events()] == list(range(1, 7 + raised.value.kept_lines))
 
 
+def test_the_footer_after_a_torn_write_follows_the_last_whole_line(tmp_path: Path) -> None:
+    # The torn line is cut off; the footer must go where the file now ends,
+    # not where the torn write stopped (that left a run of NUL bytes before it).
+    path = tmp_path / "t.jsonl"
+    disk = FullDisk(room=10**9)
+    transcript = writer(path, write=disk)
+    prompt = Prompted(session_id="s1", prompt_id="p1", text="hi", at=at(0))
+    transcript.write([opened(), *turn(1, "first turn")])
+    disk.room = 150
+    with pytest.raises(TranscriptWriteError) as raised:
+        transcript.write([prompt, *turn(7, "second turn " * 20, message="m2", prompt="p2")])
+    disk.room = 10**9
+    transcript.write([closed(12, turns=2)])
+    assert b"\0" not in path.read_bytes()
+    read = read_transcript(files_of(path))
+    assert read.problems == [] and read.torn_bytes == 0
+    assert read.footer is not None and read.footer.raw["incomplete"]["lost_records"] == (
+        7 - raised.value.kept_lines
+    )
+
+
 def test_after_a_write_error_nothing_more_is_written_and_the_footer_says_so(
     tmp_path: Path,
 ) -> None:
