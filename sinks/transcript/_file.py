@@ -31,7 +31,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -154,7 +154,7 @@ class LineFile:
         finally:
             _unlink_quietly(temporary)
 
-    def append(self, lines: list[bytes], *, durable: bool) -> None:
+    def append(self, lines: Sequence[bytes], *, durable: bool) -> None:
         """Write whole lines; on failure cut back to the last whole line and raise."""
         assert self._fd is not None, "append on a closed file"
         data = b"".join(lines)

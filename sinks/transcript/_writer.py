@@ -22,20 +22,22 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import orjson
 
 from ...pipeline.events import (
+    ContextUsage,
     Event,
     SystemTime,
     TurnEnded,
     TurnStarted,
 )
 from ...pipeline.records import Closed, Decision, Opened, Prompted, SessionFailed, SinkItem
+from ...pipeline.wire import event_line, event_lines
 from ._file import (
     FsyncPolicy,
     IoStats,
@@ -160,10 +162,10 @@ class TranscriptWriter:
         encoded = event.json()
         screen = self._screen
         if screen is None:
-            return b'{"event":' + encoded + b"}\n", 0
+            return event_line(event), 0
         text, streamed = (None, None) if redacted is None else redacted
         if not (scanned if scanned is not None else screen.may_hold_more(event, text, encoded)):
-            return b'{"event":' + encoded + b"}\n", 0
+            return event_line(event), 0
         record: Json = {"event": event.to_wire()}
         if text is not None:
             next(iter(record["event"]["kind"].values()))["text"] = text
@@ -172,27 +174,35 @@ class TranscriptWriter:
             screen.remember(encoded)
         return line, found
 
-    def _count(self, written: Sequence[tuple[SinkItem, bytes, int]]) -> None:
-        """Count records written, with the replacements made in each."""
+    def _count(self, records: Sequence[SinkItem], redactions: Sequence[int]) -> None:
+        """Count records written; `redactions`: the replacements made in each, by
+        place (empty: none in any)."""
         counts = self.counts
-        usage = self._usage
-        for item, _, redactions in written:
-            if redactions:
-                counts.redactions += redactions
+        for found in redactions:
+            if found:
+                counts.redactions += found
                 counts.redacted_records += 1
-            if isinstance(item, Event):
-                counts.events += 1
-                counts.last_sequence = item.sequence
-                if isinstance(item.kind, TurnStarted):
+        last: Event | None = None
+        events = 0
+        for item in records:
+            if type(item) is Event:
+                last = item
+                events += 1
+                kind = type(item.kind)  # exact classes: none has subclasses
+                if kind is TurnStarted:
                     counts.turns += 1
-                usage.add(item)
+                elif kind is ContextUsage:
+                    self._usage.add(item)
             elif isinstance(item, Decision):
                 counts.decisions += 1
             elif isinstance(item, Prompted):
                 counts.prompts += 1
             elif isinstance(item, SessionFailed):
                 counts.errors += 1
-        counts.tokens, counts.cost_usd = usage.tokens, usage.cost_usd
+        if last is not None:
+            counts.events += events
+            counts.last_sequence = last.sequence
+        counts.tokens, counts.cost_usd = self._usage.tokens, self._usage.cost_usd
 
     # ---- writing ----------------------------------------------------------------
 
@@ -202,9 +212,15 @@ class TranscriptWriter:
             self._write(items)
 
     def _write(self, items: Sequence[SinkItem]) -> None:
-        pending: list[tuple[SinkItem, bytes, int]] = []
-        durable = False
         streamed, scanned = self._screen.batch(items) if self._screen is not None else ({}, {})
+        clean = _clean_events(items, scanned)
+        if clean is not None and self.failure is None and not self.closed:
+            # Each is its shared encoding, as `_event_line` writes it: one join for all.
+            durable = any(type(event.kind) is TurnEnded for event in clean)
+            self._append(clean, [event_lines(clean)], (), durable=durable)
+            return
+        pending: list[tuple[SinkItem, bytes, int]] = []  # each record, its line, its redactions
+        durable = False
         for index, item in enumerate(items):
             if isinstance(item, Event) and self.failure is None and not self.closed:
                 line, found = self._event_line(item, streamed.get(index), scanned.get(index))
@@ -225,21 +241,33 @@ class TranscriptWriter:
         self._flush(pending, durable=durable)
 
     def _flush(self, pending: list[tuple[SinkItem, bytes, int]], *, durable: bool) -> None:
-        if not pending:
-            return
+        if pending:
+            records, lines, found = zip(*pending, strict=True)
+            self._append(records, lines, found, durable=durable)
+
+    def _append(
+        self,
+        records: Sequence[SinkItem],
+        lines: Sequence[bytes],
+        redactions: Sequence[int],
+        *,
+        durable: bool,
+    ) -> None:
+        """Write `records` as `lines` (one line each, in order), and count them."""
         if self.failure is not None:
-            self.counts.lost += len(pending)
+            self.counts.lost += len(records)
             return
         if not self._file.is_open:
             raise RuntimeError(f"transcript {self.transcript_id}: a record came before Opened")
         try:
-            self._file.append([line for _, line, _ in pending], durable=durable)
+            self._file.append(lines, durable=durable)
         except TranscriptWriteError as error:
-            self._count(pending[: error.kept_lines])
-            self.counts.lost += len(pending) - error.kept_lines
+            kept = error.kept_lines
+            self._count(records[:kept], redactions[:kept])
+            self.counts.lost += len(records) - kept
             self.failure = error
             raise
-        self._count(pending)
+        self._count(records, redactions)
         if self._file.size >= self.settings.rotate_bytes:
             self._rotate()
 
@@ -314,3 +342,11 @@ class TranscriptWriter:
         except OSError as error:
             self.failure = TranscriptWriteError(self.path, error, doing="rotate")
             raise self.failure from None
+
+
+def _clean_events(items: Sequence[SinkItem], scanned: Mapping[int, bool]) -> Sequence[Event] | None:
+    """`items`, if each is an event the screen found clean: it gives a verdict to
+    events only, so one for every item, none of them suspect."""
+    if items and len(scanned) == len(items) and not any(scanned.values()):
+        return cast(Sequence[Event], items)
+    return None
