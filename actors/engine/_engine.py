@@ -316,8 +316,9 @@ class Engine:
 
     def on_driver_events(self, events: Iterable[DriverEvent]) -> None:
         with self._out.batch_time():  # one clock reading for the batch (see `Output`)
-            for event in events:  # in order: per event is only what must be
-                self.on_driver_event(event)
+            for event in events:  # in order; a delta of the running turn goes out at once
+                if not self._turns.on_streamed(event):
+                    self.on_driver_event(event)
 
     def on_driver_event(self, event: DriverEvent) -> None:
         self._machine.check()
@@ -384,8 +385,7 @@ class Engine:
             self._settle_status()
 
     def next_deadline(self) -> float | None:
-        asking = self._requests.asking
-        deadlines = (self._turns.deadline(asking=asking), self._requests.deadline())
+        deadlines = (self._turns.deadline(asking=self._requests.asking), self._requests.deadline())
         return min((d for d in deadlines if d is not None), default=None)
 
     def on_time(self) -> None:

@@ -234,7 +234,32 @@ class Turns:
 
     # ---- content ---------------------------------------------------------------
 
+    def on_streamed(self, event: object) -> bool:
+        """A text or reasoning delta of the confirmed turn, emitted: True. Anything
+        else is left alone (False), for the engine's dispatch and `on_content`.
+
+        Most of a stream is such deltas, so they are told apart first, the
+        short way: for them, every other rule of `on_content` is settled
+        already (no tool owns them; the turn is there and confirmed), and
+        nothing the session's status depends on changes with them.
+        """
+        if type(event) is not Emitted:
+            return False
+        kind = event.kind
+        if type(kind) is not TextDelta and type(kind) is not ReasoningDelta:
+            return False
+        turn = self.current
+        if turn is None or not self._machine.confirmed:
+            return False
+        self._account(turn, kind)
+        turn.last_activity = self._clock()
+        turn.stall_warned = False
+        self._out.emit(kind, turn_info=turn.context(event.parent_tool_id), said=event)
+        return True
+
     def on_content(self, emitted: Emitted) -> None:
+        if self.on_streamed(emitted):
+            return
         kind = emitted.kind
         turn = self.current
         tool_id = _tool_id(kind)
