@@ -58,7 +58,8 @@ def wire_extensions(said: Emitted | None, extra: Mapping[str, object] | None) ->
         extensions[_TOKENS] = said.tokens.counts()
     if said.model is not None:
         extensions[_MODEL] = said.model
-    extensions.update(said.extensions)
+    if said.extensions:
+        extensions.update(said.extensions)
     if extra:
         extensions.update(extra)
     if said.unknown_frame is not None:

@@ -210,8 +210,8 @@ class SessionMetrics:
             tally.last_count += 1
         elif occurred.secs > 0:
             tally.switch(occurred)
-        if kind_type in _OUTPUT_KINDS:
-            self._first_output(event)
+        if kind_type in _OUTPUT_KINDS and (turn := self._turn) is not None and not turn.output_seen:
+            self._first_output(event)  # the turn's first output: once a turn
         if kind_type in _COUNTED_ONLY:
             return  # the bulk of a stream (deltas): nothing more to learn
         at = occurred.seconds
