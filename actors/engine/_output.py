@@ -71,7 +71,8 @@ class Output:
         self.sequence += 1
         # The kind's JSON, if a channel measured the driver's event on its way in.
         encoded = said.encoded_kind() if said is not None and said.kind is kind else None
-        at = self._batch_time or self.now_wall()  # within a batch, its one reading
+        # Within a batch, the batch's one reading of the clock (see `batch_time`).
+        at = now if (now := self._batch_time) is not None else self.now_wall()
         extended = wire_extensions(said, extensions)
         self.outbox.append(
             new_event(self.sequence, self.session_id, kind, at, turn_info, extended, encoded)
