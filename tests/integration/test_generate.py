@@ -34,7 +34,7 @@ from corral.sinks.transcript import find_transcripts, read_transcript
 from corral.sinks.transcript._format import DecisionRecord
 from corral.sources.mock import parse_script
 
-from tests.reliability.helpers import alive, children_of
+from tests.reliability.helpers import alive, children_running
 from tests.support.waiting import until
 
 END = {"End": {"Completed": {"source": "Protocol"}}}
@@ -56,15 +56,7 @@ def session_lines(serve: Any) -> list[dict[str, Any]]:
 
 def mock_agents(pid: int) -> list[int]:
     """The mock agent processes (`"process": true`) corral runs as children of `pid`."""
-    found = []
-    for child in children_of(pid):
-        try:
-            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
-        except FileNotFoundError:
-            continue
-        if b"corral.sources.mock.agent" in argv:
-            found.append(child)
-    return found
+    return children_running(pid, b"corral.sources.mock.agent")
 
 
 def decisions(corral_home: Path) -> list[DecisionRecord]:

@@ -35,7 +35,7 @@ from corral.pipeline.events import (
     TurnEnded,
 )
 
-from tests.reliability.helpers import alive, children_of
+from tests.reliability.helpers import alive, children_running
 from tests.support.crashing_serve import crashing_catalog
 from tests.support.schema import check_line
 from tests.support.serve import ServeProcess
@@ -207,11 +207,7 @@ async def test_handshake_timeout_is_settable_on_the_command_line(tmp_path: Path)
 
 def agents_running() -> list[int]:
     """Our children that run the stuck agent (not a probe of corral's own)."""
-    return [
-        pid
-        for pid in children_of(os.getpid())
-        if b"stuck_agent.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    ]
+    return children_running(os.getpid(), b"stuck_agent.py")
 
 
 async def test_leaving_the_runtime_abandons_an_open_whose_handshake_is_in_flight(

@@ -35,6 +35,20 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def children_running(pid: int, marker: bytes) -> list[int]:
+    """`children_of(pid)` whose command line holds `marker`. A child may end
+    between the listing and the look (a short probe of corral's own): skipped."""
+    found = []
+    for child in children_of(pid):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if marker in command:
+            found.append(child)
+    return found
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
