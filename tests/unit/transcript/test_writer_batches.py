@@ -20,12 +20,11 @@ from corral.pipeline.events import (
     TextDelta,
     ToolOutputDelta,
 )
-from corral.pipeline.records import Prompted
 from corral.pipeline.wire import event_line
 from corral.sinks.transcript import TranscriptWriteError, read_transcript
 from corral.sinks.transcript._paths import files_of
 
-from .helpers import at, closed, event, opened, turn, writer
+from .helpers import closed, event, opened, turn, writer
 from .test_writer import FullDisk
 
 SECRET = "sk-" + "ant-api03-" + "Zq8vN2mL4kT7wR1pX9cB3dF6gH0jS5aE"
@@ -55,38 +54,22 @@ def _written(path: Path, batches: list[list[object]]) -> bytes:
 
 
 @pytest.mark.parametrize("size", [1, 2, 5, 64])
-def test_events_alone_make_the_same_file_as_events_among_other_records(
+def test_events_alone_make_the_same_file_as_the_record_by_record_path(
     tmp_path: Path, size: int
 ) -> None:
     events = _stream(1)
-    prompt = Prompted(session_id="s1", prompt_id="p1", text="hi", at=at(0))
     end = closed(len(events))
-    # Each event beside a prompt: the record-by-record path, for every event.
-    mixed = _written(
-        tmp_path / "a" / "t.jsonl",
-        [[opened(), prompt], *([e, prompt] for e in events), [end]],
-    )
-    # The events alone, in batches of `size`; the prompts where they were.
-    alone = [[opened(), prompt]]
-    for start in range(0, len(events), size):
-        for e in events[start : start + size]:
-            alone.append([e])
-            alone.append([prompt])
-    alone.append([end])
-    grouped = _written(tmp_path / "b" / "t.jsonl", alone)  # type: ignore[arg-type]
-    assert grouped == mixed
-    # And the events in batches of `size` with nothing between them.
-    plain_batches: list[list[object]] = [[opened()]]
-    plain_batches += [list(events[s : s + size]) for s in range(0, len(events), size)]
-    plain_batches.append([end])
-    plain = _written(tmp_path / "c" / "t.jsonl", plain_batches)
-    lines = [json.loads(line) for line in plain.splitlines()]
-    assert [line["event"]["sequence"] for line in lines if "event" in line] == list(
-        range(1, len(events) + 1)
-    )
+    # One batch that holds the session's ends too: every event the record-by-record way.
+    reference = _written(tmp_path / "a" / "t.jsonl", [[opened(), *events, end]])
+    # The events alone, in batches of `size`: each batch the quick way.
+    batches: list[list[object]] = [[opened()]]
+    batches += [list(events[s : s + size]) for s in range(0, len(events), size)]
+    batches.append([end])
+    quick = _written(tmp_path / "b" / "t.jsonl", batches)
+    assert quick == reference
     # Each event's line is its shared encoding, as the line protocol writes it.
-    assert plain.splitlines(keepends=True)[1:-1] == [event_line(e) for e in events]
-    footer = lines[-1]["footer"]
+    assert quick.splitlines(keepends=True)[1:-1] == [event_line(e) for e in events]
+    footer = json.loads(quick.splitlines()[-1])["footer"]
     assert footer["events"] == len(events) and footer["turns"] == 1
     assert footer["tokens"] == 900 and footer["cost_usd"] == 0.25
     assert footer["last_sequence"] == len(events) and footer["redactions"] == 0
