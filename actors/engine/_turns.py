@@ -238,10 +238,11 @@ class Turns:
         """A text or reasoning delta of the confirmed turn, emitted: True. Anything
         else is left alone (False), for the engine's dispatch and `on_content`.
 
-        Most of a stream is such deltas, so they are told apart first, the
-        short way: for them, every other rule of `on_content` is settled
-        already (no tool owns them; the turn is there and confirmed), and
-        nothing the session's status depends on changes with them.
+        Most of a stream is such deltas, so the engine's batch loop tells them
+        apart first, the short way: for them, every other rule of `on_content`
+        is settled already (no tool owns them; the turn is there and
+        confirmed), and nothing the session's status depends on changes with
+        them. `on_content` decides them the same way, the long way.
         """
         if type(event) is not Emitted:
             return False
@@ -258,8 +259,6 @@ class Turns:
         return True
 
     def on_content(self, emitted: Emitted) -> None:
-        if self.on_streamed(emitted):
-            return
         kind = emitted.kind
         turn = self.current
         tool_id = _tool_id(kind)

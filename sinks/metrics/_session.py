@@ -211,7 +211,7 @@ class SessionMetrics:
         elif occurred.secs > 0:
             tally.switch(occurred)
         if kind_type in _OUTPUT_KINDS and (turn := self._turn) is not None and not turn.output_seen:
-            self._first_output(event)  # the turn's first output: once a turn
+            self._first_output(event, turn)  # the turn's first output: once a turn
         if kind_type in _COUNTED_ONLY:
             return  # the bulk of a stream (deltas): nothing more to learn
         at = occurred.seconds
@@ -259,11 +259,8 @@ class SessionMetrics:
         if turn_id is None or turn.id == turn_id:
             self._m.turn_duration.observe((self._agent, stop), max(0.0, at - turn.started), ids)
 
-    def _first_output(self, event: Event) -> None:
-        turn = self._turn
-        if turn is None or turn.output_seen or event.turn_info is None:
-            return
-        if event.turn_info.id != turn.id:
+    def _first_output(self, event: Event, turn: _Turn) -> None:
+        if event.turn_info is None or event.turn_info.id != turn.id:
             return
         turn.output_seen = True
         at = event.occurred_at.seconds
